@@ -1,0 +1,64 @@
+/** Stable error codes of the public contract (CONTRACT.md). Never rename one: clients switch on them. */
+export const ErrorCode = {
+  VALIDATION_FAILED: 'VALIDATION_FAILED',
+  BAD_REQUEST: 'BAD_REQUEST',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
+  TOOL_DISABLED: 'TOOL_DISABLED',
+  CONFLICT: 'CONFLICT',
+  RATE_LIMITED: 'RATE_LIMITED',
+  UNAVAILABLE: 'UNAVAILABLE',
+  INTERNAL: 'INTERNAL',
+  USER_ERROR: 'USER_ERROR',
+  TIMEOUT: 'TIMEOUT',
+  MEMORY_LIMIT: 'MEMORY_LIMIT',
+  BUDGET_EXCEEDED: 'BUDGET_EXCEEDED',
+  OUTPUT_INVALID: 'OUTPUT_INVALID',
+  SANDBOX_CRASH: 'SANDBOX_CRASH',
+  TOOL_NOT_ALLOWED: 'TOOL_NOT_ALLOWED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Codes a finished invocation may carry (HTTP 200, status "failed"). */
+export type ExecutionErrorCode =
+  | typeof ErrorCode.USER_ERROR
+  | typeof ErrorCode.TIMEOUT
+  | typeof ErrorCode.MEMORY_LIMIT
+  | typeof ErrorCode.BUDGET_EXCEEDED
+  | typeof ErrorCode.OUTPUT_INVALID
+  | typeof ErrorCode.SANDBOX_CRASH
+  | typeof ErrorCode.VALIDATION_FAILED
+  | typeof ErrorCode.TOOL_NOT_FOUND
+  | typeof ErrorCode.TOOL_DISABLED;
+
+/** HTTP status for request-level errors; execution errors travel inside a 200 Invocation. */
+export const httpStatusOf: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  BAD_REQUEST: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  TOOL_NOT_FOUND: 404,
+  TOOL_DISABLED: 409,
+  CONFLICT: 409,
+  RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+  USER_ERROR: 200,
+  TIMEOUT: 200,
+  MEMORY_LIMIT: 200,
+  BUDGET_EXCEEDED: 200,
+  OUTPUT_INVALID: 200,
+  SANDBOX_CRASH: 200,
+  TOOL_NOT_ALLOWED: 403,
+};
+
+/** The error body every HTTP service answers with: `{error: {code, message, details?}}`. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: unknown };
+}

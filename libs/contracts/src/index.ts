@@ -1,0 +1,4 @@
+export * from './error-codes';
+export * from './limits';
+export * from './tool.types';
+export * from './invocation.types';

@@ -1,0 +1,37 @@
+import type { ErrorCode } from './error-codes';
+import type { JsonValue } from './tool.types';
+
+/** Agent context passed with an invocation and exposed to tool code as `ctx.*`. */
+export interface InvocationContext {
+  agentId?: string;
+  agentName?: string;
+  powerUserId?: string;
+  toolCallId?: string;
+  conversationId?: string;
+}
+
+export type InvocationStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+export interface InvocationError {
+  code: ErrorCode;
+  message: string;
+  details?: JsonValue;
+}
+
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+
+export interface Invocation {
+  id: string;
+  tool: string;
+  toolId: string;
+  version: number;
+  status: InvocationStatus;
+  result?: JsonValue;
+  content?: TextContent[];
+  error?: InvocationError;
+  durationMs?: number;
+  logs?: string[];
+}

@@ -1,0 +1,62 @@
+/** JSON value as it crosses every boundary (HTTP, queue, sandbox). */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export type ToolStatus = 'active' | 'disabled';
+
+/** The OpenAI function form accepted instead of `description` + `inputSchema`. */
+export interface OpenAiFunctionSchema {
+  type: 'function';
+  function: { name?: string; description: string; parameters: JsonObject };
+}
+
+export interface ToolInput {
+  title: string;
+  description: string;
+  inputSchema: JsonObject;
+  outputSchema?: JsonObject | null;
+  code: string;
+  timeoutMs?: number;
+  memoryMb?: number;
+  secrets?: Record<string, string>;
+  allowedTools?: string[];
+}
+
+export interface ToolRecord {
+  id: string;
+  toolName: string;
+  title: string;
+  description: string;
+  inputSchema: JsonObject;
+  outputSchema: JsonObject | null;
+  code: string;
+  timeoutMs: number;
+  memoryMb: number;
+  status: ToolStatus;
+  disabledReason: string | null;
+  usageCount: number;
+  failureCount: number;
+  lastError: string | null;
+  lastUsedAt: string | null;
+  version: number;
+  secretNames: string[];
+  allowedTools: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ToolVersionSummary {
+  version: number;
+  createdAt: string;
+  codeSha256: string;
+}
+
+export const TOOL_NAME_PREFIX = 'custom_';
+export const toolNameOf = (id: string): string => `${TOOL_NAME_PREFIX}${id}`;
+
+/** `custom_<id>` or the bare id → id; undefined when the reference is neither. */
+export function parseToolRef(ref: string): { id: string; version?: number } | undefined {
+  const match = /^(?:custom_)?([0-9a-f-]{36})(?:@(\d+))?$/i.exec(ref.trim());
+  if (!match) return undefined;
+  return { id: match[1].toLowerCase(), version: match[2] === undefined ? undefined : Number(match[2]) };
+}
