@@ -1,1 +1,2 @@
-export {};
+export * from './load-config';
+export * from './config.error';

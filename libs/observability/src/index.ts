@@ -1,1 +1,9 @@
-export {};
+export * from './redact';
+export * from './logger';
+export * from './metrics.service';
+export * from './metrics.module';
+export * from './shutdown-state';
+export * from './readiness-check';
+export * from './redis-readiness.check';
+export * from './health.module';
+export * from './postgres-readiness.check';

@@ -1,0 +1,81 @@
+import Ajv, { type ErrorObject } from 'ajv';
+import { ConfigError } from './config.error';
+
+/** A JSON Schema over environment variable names; `default` and `type` drive defaults and coercion. */
+export interface EnvSchema {
+  type: 'object';
+  properties: Record<string, EnvProperty>;
+  required?: string[];
+}
+
+export interface EnvProperty {
+  type: 'string' | 'integer' | 'number' | 'boolean';
+  default?: string | number | boolean;
+  description: string;
+  enum?: readonly (string | number)[];
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
+  minLength?: number;
+  format?: string;
+}
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: true });
+
+function describe(error: ErrorObject): string {
+  const key = error.instancePath.replace(/^\//, '') || String(error.params.missingProperty ?? '');
+  return `${key}: ${error.message ?? 'invalid'}`;
+}
+
+/**
+ * Reads the variables a schema names from `env`, applies defaults and coercion, and returns a frozen object.
+ * Throws one ConfigError listing every bad variable, so a misconfigured deployment is fixed in one round.
+ */
+export function loadConfig<T>(schema: EnvSchema, env: NodeJS.ProcessEnv = process.env): Readonly<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    // An empty variable means "unset": compose files and shells often export KEY= by accident.
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const validate = ajv.compile<T>({ ...schema, additionalProperties: false });
+  if (!validate(raw)) {
+    throw new ConfigError((validate.errors ?? []).map(describe));
+  }
+  return Object.freeze(raw as T);
+}
+
+/** Variables every process reads. */
+export const commonEnvProperties = {
+  NODE_ENV: {
+    type: 'string',
+    enum: ['development', 'test', 'production'],
+    default: 'development',
+    description: 'development prints generated keys and allows dev defaults; production refuses them',
+  },
+  LOG_LEVEL: {
+    type: 'string',
+    enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    description: 'pino log level',
+  },
+  REDIS_URL: {
+    type: 'string',
+    default: 'redis://127.0.0.1:6379',
+    pattern: '^rediss?://',
+    description: 'Redis for queues, replies and pub/sub; may name a database index (redis://host:6379/5)',
+  },
+  DATABASE_URL: {
+    type: 'string',
+    default: 'postgres://postgres@127.0.0.1:5432/toolhost',
+    pattern: '^postgres(ql)?://',
+    description: 'Postgres; the database is created and migrated by the registry on start',
+  },
+} as const satisfies Record<string, EnvProperty>;
+
+export interface CommonConfig {
+  NODE_ENV: 'development' | 'test' | 'production';
+  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  REDIS_URL: string;
+  DATABASE_URL: string;
+}

@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Buckets for invocation-scale durations in seconds: 0.5 ms .. 30 s. */
+export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The process's one prom-client registry. Metric names follow `toolhost_<subsystem>_<name>_<unit>`;
+ * labels stay bounded (tool ids at most, never invocation ids).
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'toolhost_process_' });
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return this.existing<Counter<L>>(name) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return this.existing<Gauge<L>>(name) ?? new Gauge({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  histogram<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+    buckets: number[] = DURATION_BUCKETS,
+  ): Histogram<L> {
+    return (
+      this.existing<Histogram<L>>(name) ??
+      new Histogram({ name, help, labelNames, buckets, registers: [this.registry] })
+    );
+  }
+
+  /** Modules may ask for the same metric twice (e.g. two providers in one process); hand back the first. */
+  private existing<M>(name: string): M | undefined {
+    return this.registry.getSingleMetric(name) as M | undefined;
+  }
+}

@@ -1,0 +1,30 @@
+import Redis from 'ioredis';
+import type { ReadinessCheck } from './readiness-check';
+
+/** Pings Redis on a connection of its own that never queues commands, so a down Redis answers at once. */
+export class RedisReadinessCheck implements ReadinessCheck {
+  readonly name = 'redis';
+  private readonly client: Redis;
+
+  constructor(url: string) {
+    this.client = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1_000,
+      retryStrategy: () => 1_000,
+    });
+    this.client.on('error', () => undefined);
+  }
+
+  async check(): Promise<void> {
+    if (this.client.status === 'wait') await this.client.connect();
+    const answer = await this.client.ping();
+    if (answer !== 'PONG') throw new Error('unexpected answer to PING');
+  }
+
+  async close(): Promise<void> {
+    this.client.disconnect();
+    return Promise.resolve();
+  }
+}
