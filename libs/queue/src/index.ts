@@ -1,1 +1,4 @@
-export {};
+export * from './names';
+export * from './payloads';
+export * from './job-options';
+export * from './redis-connection';

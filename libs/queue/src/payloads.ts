@@ -1,0 +1,61 @@
+import type { ErrorCode, Invocation, InvocationContext, JsonValue } from '@toolhost/contracts';
+
+/** What the gateway enqueues. Versioned: a worker refuses a payload version it does not know. */
+export interface InvocationJobV1 {
+  v: 1;
+  invocationId: string;
+  tenantId: string;
+  toolId: string;
+  /** The version resolved at enqueue time: a run is addressable by (tool, version). */
+  version: number;
+  input: JsonValue;
+  context: InvocationContext;
+  /** Reply channel of the gateway waiting for the answer, if any. */
+  replyTo?: string;
+  enqueuedAt: number;
+}
+
+export type InvocationJob = InvocationJobV1;
+
+/** One audit row written by `ctx.audit` during a run. */
+export interface AuditEntry {
+  event: string;
+  data: JsonValue | null;
+  at: string;
+}
+
+/** What a worker reports for every finished run (root or nested); the registry applies it once per id. */
+export interface OutcomeJobV1 {
+  v: 1;
+  invocationId: string;
+  /** Set for `ctx.tools` calls: the invocation whose code made the call. */
+  parentInvocationId?: string;
+  tenantId: string;
+  toolId: string;
+  version: number;
+  status: 'succeeded' | 'failed';
+  errorCode?: ErrorCode;
+  errorMessage?: string;
+  durationMs: number;
+  context: InvocationContext;
+  inputSha256: string;
+  audit: AuditEntry[];
+  startedAt: string;
+  finishedAt: string;
+}
+
+export type OutcomeJob = OutcomeJobV1;
+
+/** Published on a gateway's reply channel when an invocation it waits for ends. */
+export interface ReplyMessage {
+  invocationId: string;
+  invocation: Invocation;
+}
+
+/** Published by the registry after every change to a tool. */
+export interface ToolChangedEvent {
+  toolId: string;
+  tenantId: string;
+  version: number;
+  status: 'active' | 'disabled' | 'deleted';
+}

@@ -1,0 +1,28 @@
+import Redis, { type RedisOptions } from 'ioredis';
+
+/**
+ * - `producer`: fails fast when Redis is down (no offline queue) so the gateway answers 503 at once;
+ * - `worker`: BullMQ's blocking consumers need `maxRetriesPerRequest: null`;
+ * - `subscriber`: pub/sub, reconnects forever.
+ */
+export type RedisRole = 'producer' | 'worker' | 'subscriber';
+
+export function redisOptions(role: RedisRole): RedisOptions {
+  const reconnect = (times: number): number => Math.min(100 * 2 ** Math.min(times, 5), 2_000);
+  switch (role) {
+    case 'producer':
+      return { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: reconnect };
+    case 'worker':
+      return { maxRetriesPerRequest: null, retryStrategy: reconnect };
+    case 'subscriber':
+      return { maxRetriesPerRequest: null, retryStrategy: reconnect };
+  }
+}
+
+/** An ioredis client for `url` (which may name a database index: redis://host:6379/5). */
+export function createRedis(url: string, role: RedisRole, name?: string): Redis {
+  const client = new Redis(url, { ...redisOptions(role), connectionName: name });
+  // Errors surface through the commands that fail; an unhandled 'error' event would crash the process.
+  client.on('error', () => undefined);
+  return client;
+}
