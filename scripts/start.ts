@@ -102,11 +102,10 @@ function stop(code: number): void {
     for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
   }, STOP_GRACE_MS);
   killTimer.unref();
-  void Promise.all(
-    children.map(({ child }) =>
-      child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : undefined,
-    ),
-  ).then(() => process.exit(code));
+  const exited = children
+    .filter(({ child }) => child.exitCode === null && child.signalCode === null)
+    .map(({ child }) => new Promise((r) => child.once('exit', r)));
+  void Promise.all(exited).then(() => process.exit(code));
 }
 
 async function main(): Promise<void> {
