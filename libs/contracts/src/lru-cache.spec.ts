@@ -1,0 +1,50 @@
+import { LruCache } from './lru-cache';
+
+describe('LruCache', () => {
+  it('evicts the least recently used entry', () => {
+    const cache = new LruCache<string, number>(2);
+    cache.set('a', 1);
+    cache.set('b', 2);
+    expect(cache.get('a')).toBe(1);
+    cache.set('c', 3);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toBe(1);
+    expect(cache.get('c')).toBe(3);
+  });
+
+  it('expires entries after the ttl', () => {
+    const now = jest.spyOn(Date, 'now').mockReturnValue(1_000);
+    const cache = new LruCache<string, number>(10, 100);
+    cache.set('a', 1);
+    now.mockReturnValue(1_099);
+    expect(cache.get('a')).toBe(1);
+    now.mockReturnValue(1_100);
+    expect(cache.get('a')).toBeUndefined();
+    now.mockRestore();
+  });
+
+  it('loads a missing key once for concurrent callers', async () => {
+    const cache = new LruCache<string, number>(10);
+    let loads = 0;
+    const load = async (): Promise<number> => {
+      loads += 1;
+      await Promise.resolve();
+      return 42;
+    };
+    const values = await Promise.all([cache.getOrLoad('k', load), cache.getOrLoad('k', load)]);
+    expect(values).toEqual([42, 42]);
+    expect(loads).toBe(1);
+    expect(await cache.getOrLoad('k', load)).toBe(42);
+    expect(loads).toBe(1);
+  });
+
+  it('does not cache a value whose key was deleted while it loaded', async () => {
+    const cache = new LruCache<string, number>(10);
+    let release: (v: number) => void = () => undefined;
+    const pending = cache.getOrLoad('k', () => new Promise<number>((r) => (release = r)));
+    cache.delete('k');
+    release(1);
+    expect(await pending).toBe(1);
+    expect(cache.get('k')).toBeUndefined();
+  });
+});
