@@ -1,1 +1,7 @@
-export {};
+export * from './sandbox.types';
+export { CallBudget } from './call-budget';
+export { BudgetExceededError } from './budget-exceeded.error';
+export { CodeSyntaxError } from './code-syntax.error';
+export { checkSyntax, detectShape } from './code-shape';
+export { contentOf } from './run-outcome';
+export { SandboxRuntime, type SandboxRuntimeOptions, type SandboxRuntimeStats } from './sandbox-runtime';

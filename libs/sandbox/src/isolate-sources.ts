@@ -1,0 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+let ses: string | undefined;
+let prelude: string | undefined;
+
+/** The SES shim. Its package.json `exports` does not expose dist/, so the file is read by path. */
+export function sesSource(): string {
+  ses ??= readFileSync(join(dirname(require.resolve('ses/package.json')), 'dist', 'ses.umd.min.js'), 'utf8');
+  return ses;
+}
+
+/** The in-isolate half of the runtime; plain JS beside this file (the build copies it into dist/). */
+export function preludeSource(): string {
+  prelude ??= readFileSync(join(__dirname, 'isolate-prelude.js'), 'utf8');
+  return prelude;
+}

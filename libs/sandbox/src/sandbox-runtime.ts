@@ -1,0 +1,203 @@
+import { ErrorCode } from '@toolhost/contracts';
+import { performance } from 'node:perf_hooks';
+import { CallBudget } from './call-budget';
+import { prepareCode, type PreparedCode } from './code-shape';
+import { CodeSyntaxError } from './code-syntax.error';
+import type { RunEnd } from './run-end.types';
+import { failedOutcome, toOutcome } from './run-outcome';
+import type { RunOutcome, RunRequest, ToolBridge } from './sandbox.types';
+import { TenantIsolate } from './tenant-isolate';
+
+export interface SandboxRuntimeOptions {
+  /** Isolates kept per process; the least recently used idle one is disposed past this. Default 32. */
+  maxIsolates?: number;
+  /** An isolate is retired (disposed once idle) after this many runs, bounding slow leaks in V8 caches. Default 5000. */
+  maxRunsPerIsolate?: number;
+  /** An isolate whose heap passes this fraction of its limit after a run is retired. Default 0.7. */
+  maxHeapFraction?: number;
+  /** Prepared (compiled-for-Compartment) code entries kept, keyed by (tool, version). Default 1000. */
+  maxCachedCode?: number;
+}
+
+export interface SandboxRuntimeStats {
+  isolates: number;
+  isolatesCreated: number;
+  isolatesDisposed: number;
+  runs: number;
+  inFlight: number;
+}
+
+interface CachedCode {
+  code: string;
+  prepared: PreparedCode | CodeSyntaxError;
+}
+
+/**
+ * Runs tool code in isolated-vm, in process: one SES-locked-down isolate per (tenant, memory limit), a fresh
+ * Compartment per run, code prepared once per (tool, version). No Nest, no Redis: the worker hosts it in
+ * SandboxPool children and passes a ToolBridge for `ctx.tools` and `ctx.audit`.
+ *
+ * Isolates are keyed by memoryMb as well as tenant because isolated-vm's memory limit belongs to the isolate: a
+ * tenant whose tools ask for different limits gets one isolate per distinct limit, never a shared one.
+ */
+export class SandboxRuntime {
+  private readonly isolates = new Map<string, TenantIsolate>();
+  private readonly retired = new Set<TenantIsolate>();
+  private readonly code = new Map<string, CachedCode>();
+  private readonly options: Required<SandboxRuntimeOptions>;
+  private created = 0;
+  private disposedCount = 0;
+  private runs = 0;
+  private inFlight = 0;
+
+  constructor(options: SandboxRuntimeOptions = {}) {
+    this.options = {
+      maxIsolates: options.maxIsolates ?? 32,
+      maxRunsPerIsolate: options.maxRunsPerIsolate ?? 5000,
+      maxHeapFraction: options.maxHeapFraction ?? 0.7,
+      maxCachedCode: options.maxCachedCode ?? 1000,
+    };
+  }
+
+  /**
+   * Runs one invocation. Always resolves: every failure is a `failed` outcome with a contract error code.
+   * `budget` is the invocation tree's cross-tool call budget; pass the same instance to nested runs.
+   */
+  async run(request: RunRequest, bridge: ToolBridge, budget: CallBudget = new CallBudget()): Promise<RunOutcome> {
+    const started = performance.now();
+    const budgetBefore = budget.taken;
+    const elapsed = (): number => Math.round((performance.now() - started) * 1000) / 1000;
+    this.runs += 1;
+    this.inFlight += 1;
+    try {
+      const inputJson = JSON.stringify(request.input) ?? 'null';
+      if (Buffer.byteLength(inputJson) > request.limits.maxInputBytes) {
+        return failedOutcome(
+          { code: ErrorCode.VALIDATION_FAILED, message: `the input is larger than ${request.limits.maxInputBytes} bytes` },
+          [],
+          elapsed(),
+          0,
+        );
+      }
+      const prepared = this.prepared(request);
+      if (prepared instanceof CodeSyntaxError) {
+        return failedOutcome(
+          { code: ErrorCode.USER_ERROR, message: prepared.message, details: { name: 'SyntaxError', ...prepared.problem } },
+          [],
+          elapsed(),
+          0,
+        );
+      }
+      let end: RunEnd | undefined;
+      // A run caught in an isolate disposed because of another run is retried once in a fresh isolate, unless it
+      // already reached the bridge (its side effects must not happen twice).
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const isolate = this.isolateFor(request);
+        end = await isolate.run(prepared, request, inputJson, bridge, budget);
+        this.afterRun(isolate);
+        if (!(end.kind === 'failed' && end.collateral && !end.usedBridge)) break;
+      }
+      return toOutcome(end as RunEnd, elapsed(), budget.taken - budgetBefore);
+    } catch (error) {
+      return failedOutcome(
+        { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox could not run the code: ${error instanceof Error ? error.message : String(error)}` },
+        [],
+        elapsed(),
+        budget.taken - budgetBefore,
+      );
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+
+  stats(): SandboxRuntimeStats {
+    return {
+      isolates: this.isolates.size + this.retired.size,
+      isolatesCreated: this.created,
+      isolatesDisposed: this.disposedCount,
+      runs: this.runs,
+      inFlight: this.inFlight,
+    };
+  }
+
+  /** Disposes every isolate; runs still in flight end as SANDBOX_CRASH. */
+  dispose(): void {
+    for (const isolate of [...this.isolates.values(), ...this.retired]) this.disposeIsolate(isolate, 'the runtime was disposed');
+    this.isolates.clear();
+    this.retired.clear();
+  }
+
+  private prepared(request: RunRequest): PreparedCode | CodeSyntaxError {
+    const key = `${request.toolId}@${request.version}`;
+    const cached = this.code.get(key);
+    // The code is compared too: a version is immutable, but a wrong cache hit would run another tool's code.
+    if (cached !== undefined && cached.code === request.code) return cached.prepared;
+    let prepared: PreparedCode | CodeSyntaxError;
+    try {
+      prepared = prepareCode(request.code);
+    } catch (error) {
+      if (!(error instanceof CodeSyntaxError)) throw error;
+      prepared = error;
+    }
+    if (this.code.size >= this.options.maxCachedCode) this.code.delete(this.code.keys().next().value as string);
+    this.code.set(key, { code: request.code, prepared });
+    return prepared;
+  }
+
+  private isolateFor(request: RunRequest): TenantIsolate {
+    const key = `${request.tenantId}\u0000${request.limits.memoryMb}`;
+    const existing = this.isolates.get(key);
+    if (existing !== undefined) {
+      // Map order is the LRU order.
+      this.isolates.delete(key);
+      this.isolates.set(key, existing);
+      return existing;
+    }
+    this.evictIdle();
+    const isolate = TenantIsolate.create(key, request.limits.memoryMb, (disposed) => this.forget(disposed));
+    this.created += 1;
+    this.isolates.set(key, isolate);
+    return isolate;
+  }
+
+  private evictIdle(): void {
+    for (const [key, isolate] of this.isolates) {
+      if (this.isolates.size < this.options.maxIsolates) return;
+      if (isolate.activeRuns === 0) {
+        this.isolates.delete(key);
+        this.disposeIsolate(isolate, 'evicted');
+      }
+    }
+  }
+
+  private afterRun(isolate: TenantIsolate): void {
+    if (isolate.disposed) return;
+    const tooOld = isolate.runsStarted >= this.options.maxRunsPerIsolate;
+    const tooBig =
+      isolate.runsStarted % 100 === 0 &&
+      isolate.heapUsedBytes() > this.options.maxHeapFraction * this.memoryLimitBytes(isolate);
+    if ((tooOld || tooBig) && this.isolates.get(isolate.key) === isolate) {
+      this.isolates.delete(isolate.key);
+      this.retired.add(isolate);
+    }
+    if (this.retired.has(isolate) && isolate.activeRuns === 0) {
+      this.retired.delete(isolate);
+      this.disposeIsolate(isolate, 'retired');
+    }
+  }
+
+  private memoryLimitBytes(isolate: TenantIsolate): number {
+    return Number(isolate.key.split('\u0000')[1]) * 1024 * 1024;
+  }
+
+  private disposeIsolate(isolate: TenantIsolate, reason: string): void {
+    isolate.dispose(reason);
+  }
+
+  /** Every isolate's dispose ends here, whoever triggered it (a limit, eviction, retirement). */
+  private forget(isolate: TenantIsolate): void {
+    if (this.isolates.get(isolate.key) === isolate) this.isolates.delete(isolate.key);
+    this.retired.delete(isolate);
+    this.disposedCount += 1;
+  }
+}

@@ -1,0 +1,80 @@
+import type { ErrorCode, InvocationContext, JsonValue, TextContent } from '@toolhost/contracts';
+
+/** Per-invocation limits, already clamped to the server caps by the caller. */
+export interface SandboxLimits {
+  /** Time the code itself may run (CPU inside the isolate, plus idle time with nothing left to wait for). */
+  timeoutMs: number;
+  /** Heap limit of the isolate that runs the code; isolates are keyed by (tenant, memoryMb). */
+  memoryMb: number;
+  /** Wall clock for the whole run, including time spent awaiting `ctx.tools` and `ctx.audit`. */
+  wallClockMs: number;
+  maxInputBytes: number;
+  maxResultBytes: number;
+  maxLogBytes: number;
+}
+
+/** `ctx.*` ids exposed to the code. */
+export type RunContext = InvocationContext & { invocationId: string };
+
+export interface RunRequest {
+  tenantId: string;
+  toolId: string;
+  /** Tool version; (toolId, version) keys the compiled-code cache, so the code of a version must never change. */
+  version: number;
+  code: string;
+  input: JsonValue;
+  secrets: Record<string, string>;
+  context: RunContext;
+  limits: SandboxLimits;
+  /** pi modules that register several tools: the name of the one to execute (default: the first registered). */
+  piToolName?: string;
+}
+
+/** The error envelope `ctx.tools.<name>()` resolves to when the callee itself failed. */
+export interface ToolCallError {
+  error: string;
+  details?: JsonValue;
+}
+
+/** What `ctx.tools.<name>()` resolves to in the code: the callee's result, or an error envelope. */
+export type ToolCallAnswer = JsonValue | ToolCallError;
+
+/**
+ * The host side of `ctx.tools` and `ctx.audit`, implemented by the worker.
+ * `callTool` resolves with the callee's answer (or `{error, details}` for the callee's own failure);
+ * it rejects only when the call cannot be dispatched, and the promise in the code then rejects with that message.
+ * Rejecting with a `BudgetExceededError` ends the whole run as `BUDGET_EXCEEDED`.
+ */
+export interface ToolBridge {
+  callTool(name: string, input: JsonValue): Promise<ToolCallAnswer>;
+  audit(event: string, data?: JsonValue): Promise<void>;
+}
+
+export interface RunFailure {
+  code: ErrorCode;
+  message: string;
+  details?: JsonValue;
+}
+
+export type RunOutcome =
+  | {
+      status: 'succeeded';
+      result: JsonValue;
+      content: TextContent[];
+      logs: string[];
+      durationMs: number;
+      /** Cross-tool calls taken from the budget while this run was in flight (whole tree when shared). */
+      budgetUsed: number;
+    }
+  | { status: 'failed'; error: RunFailure; logs: string[]; durationMs: number; budgetUsed: number };
+
+/** The three accepted code shapes of CONTRACT.md "Tool code". */
+export type CodeShape = 'handle' | 'body' | 'pi';
+
+export interface SyntaxProblem {
+  /** 1-based line in the tool's own code. */
+  line: number;
+  /** 1-based column. */
+  column: number;
+  message: string;
+}
