@@ -2,3 +2,4 @@ export * from './names';
 export * from './payloads';
 export * from './job-options';
 export * from './redis-connection';
+export * from './micro-batcher';

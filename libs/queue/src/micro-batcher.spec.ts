@@ -1,0 +1,47 @@
+import { MicroBatcher } from './micro-batcher';
+
+describe('MicroBatcher', () => {
+  it('writes items added in one turn as one batch', async () => {
+    const batches: number[][] = [];
+    const batcher = new MicroBatcher<number>(async (items) => {
+      batches.push(items);
+      await Promise.resolve();
+    });
+    await Promise.all([1, 2, 3].map((n) => batcher.add(n)));
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('gathers items while a write is in flight into the next batch', async () => {
+    const batches: number[][] = [];
+    let release: () => void = () => undefined;
+    const batcher = new MicroBatcher<number>((items) => {
+      batches.push(items);
+      return batches.length === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+    });
+    const first = batcher.add(1);
+    await new Promise((r) => setImmediate(r));
+    const later = [batcher.add(2), batcher.add(3)];
+    release();
+    await Promise.all([first, ...later]);
+    expect(batches).toEqual([[1], [2, 3]]);
+  });
+
+  it('splits at maxBatch', async () => {
+    const sizes: number[] = [];
+    const batcher = new MicroBatcher<number>((items) => {
+      sizes.push(items.length);
+      return Promise.resolve();
+    }, 2);
+    await Promise.all([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
+    expect(sizes).toEqual([2, 2, 1]);
+  });
+
+  it('rejects every item of a failed batch and keeps working', async () => {
+    let fail = true;
+    const batcher = new MicroBatcher<number>(() => (fail ? Promise.reject(new Error('down')) : Promise.resolve()));
+    await expect(Promise.all([batcher.add(1), batcher.add(2)])).rejects.toThrow('down');
+    fail = false;
+    await expect(batcher.add(3)).resolves.toBeUndefined();
+    await batcher.drain();
+  });
+});

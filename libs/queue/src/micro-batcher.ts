@@ -1,0 +1,47 @@
+interface Pending<T> {
+  item: T;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Groups items into batches without adding latency: the first item is written on the next turn of the event
+ * loop, and while a write is in flight the following items gather for the next one. Under load one round trip
+ * carries many items; at rest an item waits for nobody. `add` resolves once the batch holding it is written.
+ */
+export class MicroBatcher<T> {
+  private buffer: Pending<T>[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly write: (items: T[]) => Promise<void>,
+    private readonly maxBatch = 500,
+  ) {}
+
+  add(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.buffer.push({ item, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Resolves when everything added so far has been written or has failed. */
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    // Items added in this same turn (jobs finishing together) join the first batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.maxBatch);
+      try {
+        await this.write(batch.map((pending) => pending.item));
+        for (const pending of batch) pending.resolve();
+      } catch (error) {
+        for (const pending of batch) pending.reject(error);
+      }
+    }
+    this.flushing = undefined;
+  }
+}
