@@ -41,7 +41,7 @@ function tryParse(code: string, options: Options): Program | AcornSyntaxError {
   try {
     return parse(code, options);
   } catch (error) {
-    if (error instanceof SyntaxError) return error as AcornSyntaxError;
+    if (error instanceof SyntaxError) return error;
     throw error;
   }
 }
@@ -113,7 +113,13 @@ export function substituteBody(code: string): string {
   type Token = { label: string; start: number; end: number; value: unknown };
   const tokens: Token[] = [];
   try {
-    for (const t of tokenizer(code, BODY_OPTIONS)) tokens.push({ label: t.type.label, start: t.start, end: t.end, value: (t as unknown as { value: unknown }).value });
+    for (const t of tokenizer(code, BODY_OPTIONS))
+      tokens.push({
+        label: t.type.label,
+        start: t.start,
+        end: t.end,
+        value: (t as unknown as { value: unknown }).value,
+      });
   } catch {
     return code; // not tokenizable: let the parser report the real error
   }
@@ -122,7 +128,9 @@ export function substituteBody(code: string): string {
   for (let i = 0; i < tokens.length; i += 1) {
     const t = tokens[i];
     const adjacent = (n: number): boolean =>
-      tokens.slice(i, i + n - 1).every((tok, k) => tokens[i + k + 1] !== undefined && tok.end === tokens[i + k + 1].start);
+      tokens
+        .slice(i, i + n - 1)
+        .every((tok, k) => tokens[i + k + 1] !== undefined && tok.end === tokens[i + k + 1].start);
     if (t.label === '{' && tokens[i + 4] && adjacent(5)) {
       const [, b, name, c, d] = tokens.slice(i, i + 5);
       if (b.label === '{' && name.label === 'name' && c.label === '}' && d.label === '}') {
@@ -134,7 +142,11 @@ export function substituteBody(code: string): string {
     if (t.label === '</>/<=/>=' && code[t.start] === '<' && tokens[i + 2] && adjacent(3)) {
       const [, name, close] = tokens.slice(i, i + 3);
       const previous = tokens[i - 1];
-      if (name.label === 'name' && code.slice(close.start, close.end) === '>' && !(previous && VALUE_END.has(previous.label))) {
+      if (
+        name.label === 'name' &&
+        code.slice(close.start, close.end) === '>' &&
+        !(previous && VALUE_END.has(previous.label))
+      ) {
         edits.push({ start: t.start, end: close.end, text: `input.${String(name.value)}` });
         i += 2;
         continue;
@@ -145,7 +157,10 @@ export function substituteBody(code: string): string {
       if (!/\{\{[A-Za-z_$][\w$]*\}\}/.test(raw)) continue;
       const replaced =
         t.label === 'string'
-          ? raw.replace(/\{\{([A-Za-z_$][\w$]*)\}\}/g, (_m, name: string) => `${raw[0]} + ${secretRef(name)} + ${raw[0]}`)
+          ? raw.replace(
+              /\{\{([A-Za-z_$][\w$]*)\}\}/g,
+              (_m, name: string) => `${raw[0]} + ${secretRef(name)} + ${raw[0]}`,
+            )
           : raw.replace(/\{\{([A-Za-z_$][\w$]*)\}\}/g, (_m, name: string) => `\${${secretRef(name)}}`);
       edits.push({ start: t.start, end: t.end, text: replaced });
     }

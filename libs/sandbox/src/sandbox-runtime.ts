@@ -73,7 +73,10 @@ export class SandboxRuntime {
       const inputJson = JSON.stringify(request.input) ?? 'null';
       if (Buffer.byteLength(inputJson) > request.limits.maxInputBytes) {
         return failedOutcome(
-          { code: ErrorCode.VALIDATION_FAILED, message: `the input is larger than ${request.limits.maxInputBytes} bytes` },
+          {
+            code: ErrorCode.VALIDATION_FAILED,
+            message: `the input is larger than ${request.limits.maxInputBytes} bytes`,
+          },
           [],
           elapsed(),
           0,
@@ -82,7 +85,11 @@ export class SandboxRuntime {
       const prepared = this.prepared(request);
       if (prepared instanceof CodeSyntaxError) {
         return failedOutcome(
-          { code: ErrorCode.USER_ERROR, message: prepared.message, details: { name: 'SyntaxError', ...prepared.problem } },
+          {
+            code: ErrorCode.USER_ERROR,
+            message: prepared.message,
+            details: { name: 'SyntaxError', ...prepared.problem },
+          },
           [],
           elapsed(),
           0,
@@ -100,7 +107,10 @@ export class SandboxRuntime {
       return toOutcome(end as RunEnd, elapsed(), budget.taken - budgetBefore);
     } catch (error) {
       return failedOutcome(
-        { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox could not run the code: ${error instanceof Error ? error.message : String(error)}` },
+        {
+          code: ErrorCode.SANDBOX_CRASH,
+          message: `the sandbox could not run the code: ${error instanceof Error ? error.message : String(error)}`,
+        },
         [],
         elapsed(),
         budget.taken - budgetBefore,
@@ -122,7 +132,8 @@ export class SandboxRuntime {
 
   /** Disposes every isolate; runs still in flight end as SANDBOX_CRASH. */
   dispose(): void {
-    for (const isolate of [...this.isolates.values(), ...this.retired]) this.disposeIsolate(isolate, 'the runtime was disposed');
+    for (const isolate of [...this.isolates.values(), ...this.retired])
+      this.disposeIsolate(isolate, 'the runtime was disposed');
     this.isolates.clear();
     this.retired.clear();
   }

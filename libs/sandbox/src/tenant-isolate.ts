@@ -60,13 +60,18 @@ export class TenantIsolate {
   ) {}
 
   /** Creates the isolate, evaluates SES and the prelude, and locks the realm down (tens of ms, once). */
-  static create(key: string, memoryMb: number, onDisposed: (isolate: TenantIsolate) => void = () => undefined): TenantIsolate {
+  static create(
+    key: string,
+    memoryMb: number,
+    onDisposed: (isolate: TenantIsolate) => void = () => undefined,
+  ): TenantIsolate {
     const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     try {
       const context = isolate.createContextSync();
-      let instance: TenantIsolate | undefined;
+      // The callback exists before the instance it reports to; messages cannot arrive before a run starts.
+      const target: { instance?: TenantIsolate } = {};
       const send = new ivm.Callback((...args: unknown[]) => {
-        instance?.onMessage(args);
+        target.instance?.onMessage(args);
       });
       context.global.setSync('__toolhost_send', send);
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
@@ -79,8 +84,8 @@ export class TenantIsolate {
         if (!(ref instanceof ivm.Reference)) throw new Error(`the sandbox prelude has no ${name}()`);
         return ref;
       };
-      instance = new TenantIsolate(key, isolate, entry('start'), entry('settle'), entry('cancel'), onDisposed);
-      return instance;
+      target.instance = new TenantIsolate(key, isolate, entry('start'), entry('settle'), entry('cancel'), onDisposed);
+      return target.instance;
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
       throw error;
@@ -101,10 +106,22 @@ export class TenantIsolate {
   }
 
   /** Runs prepared code once; the promise always resolves (every failure is a RunEnd). */
-  run(prepared: PreparedCode, request: RunRequest, inputJson: string, bridge: ToolBridge, budget: CallBudget): Promise<RunEnd> {
+  run(
+    prepared: PreparedCode,
+    request: RunRequest,
+    inputJson: string,
+    bridge: ToolBridge,
+    budget: CallBudget,
+  ): Promise<RunEnd> {
     if (this.disposedReason !== undefined) {
       const reason = this.disposedReason;
-      return Promise.resolve({ kind: 'failed', error: this.collateral(reason), collateral: true, logs: [], usedBridge: false });
+      return Promise.resolve({
+        kind: 'failed',
+        error: this.collateral(reason),
+        collateral: true,
+        logs: [],
+        usedBridge: false,
+      });
     }
     this.runsStarted += 1;
     this.lastUsedAt = Date.now();
@@ -163,7 +180,10 @@ export class TenantIsolate {
   }
 
   private collateral(reason: string): RunFailure {
-    return { code: ErrorCode.SANDBOX_CRASH, message: `the tenant isolate was disposed while this run was in it: ${reason}` };
+    return {
+      code: ErrorCode.SANDBOX_CRASH,
+      message: `the tenant isolate was disposed while this run was in it: ${reason}`,
+    };
   }
 
   /** One synchronous entry into the isolate, bounded by what is left of the run's CPU time. */
@@ -196,7 +216,11 @@ export class TenantIsolate {
   private entryFailed(run: ActiveRun, error: unknown): void {
     const message = messageOf(error);
     if (/memory limit/i.test(message)) {
-      this.limitHit(run, ErrorCode.MEMORY_LIMIT, `the code used more than its ${run.request.limits.memoryMb} MB of memory`);
+      this.limitHit(
+        run,
+        ErrorCode.MEMORY_LIMIT,
+        `the code used more than its ${run.request.limits.memoryMb} MB of memory`,
+      );
     } else if (/timed out/i.test(message)) {
       this.limitHit(run, ErrorCode.TIMEOUT, `the code ran longer than its ${run.request.limits.timeoutMs} ms timeout`);
     } else if (this.isolate.isDisposed) {
@@ -218,7 +242,10 @@ export class TenantIsolate {
     // dropping its state is enough; the isolate itself did nothing wrong and stays for the tenant's other runs.
     this.finish(run, {
       kind: 'failed',
-      error: { code: ErrorCode.TIMEOUT, message: `the invocation ran past its ${run.request.limits.wallClockMs} ms wall clock` },
+      error: {
+        code: ErrorCode.TIMEOUT,
+        message: `the invocation ran past its ${run.request.limits.wallClockMs} ms wall clock`,
+      },
     });
     this.cancelInIsolate(run.id);
   }
@@ -243,7 +270,8 @@ export class TenantIsolate {
   /** The isolate's only way out. Runs synchronously inside an entry: it must not re-enter the isolate. */
   private onMessage(args: unknown[]): void {
     const [runId, kind, callId, a, b] = args;
-    if (typeof runId !== 'number' || !isString(kind) || typeof callId !== 'number' || !isString(a) || !isString(b)) return;
+    if (typeof runId !== 'number' || !isString(kind) || typeof callId !== 'number' || !isString(a) || !isString(b))
+      return;
     const run = this.runs.get(runId);
     if (run === undefined || run.done) return;
     switch (kind) {
