@@ -1,0 +1,174 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { toolNameOf } from '@toolhost/contracts';
+import type { OutcomeJob } from '@toolhost/queue';
+import { counterDeltas, uniqueByInvocation } from './counter-deltas';
+
+/** A tool this batch disabled (it was active before and reached the failure limit). */
+export interface DisabledTool {
+  toolId: string;
+  tenantId: string;
+  version: number;
+  failureCount: number;
+  reason: string;
+}
+
+/**
+ * Applies a batch of outcomes in one transaction: the invocation log rows (ON CONFLICT on the invocation id, so
+ * a redelivered outcome is a no-op), then the counters of the tools whose outcomes were new — one UPDATE for the
+ * whole batch, relative to the row's current values, so concurrent batches and registries stay exact — then
+ * the audit rows (`ctx.audit`, automatic disabling).
+ */
+@Injectable()
+export class OutcomesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  apply(batch: readonly OutcomeJob[], disableAfter: number): Promise<DisabledTool[]> {
+    const outcomes = uniqueByInvocation(batch);
+    return this.db.transaction(async (manager) => {
+      const fresh = await this.insertInvocations(manager, outcomes);
+      const applied = outcomes.filter((outcome) => fresh.has(outcome.invocationId));
+      if (applied.length === 0) return [];
+      const disabled = await this.updateCounters(manager, applied, disableAfter);
+      await this.insertAudit(manager, applied, disabled);
+      return disabled;
+    });
+  }
+
+  private async insertInvocations(manager: EntityManager, outcomes: OutcomeJob[]): Promise<Set<string>> {
+    const rows = outcomes.map((o) => ({
+      id: o.invocationId,
+      parent_invocation_id: o.parentInvocationId ?? null,
+      tenant_id: o.tenantId,
+      tool_id: o.toolId,
+      version: o.version,
+      status: o.status,
+      error_code: o.errorCode ?? null,
+      error_message: o.errorMessage ?? null,
+      duration_ms: Math.round(o.durationMs),
+      agent_id: o.context.agentId ?? null,
+      agent_name: o.context.agentName ?? null,
+      power_user_id: o.context.powerUserId ?? null,
+      tool_call_id: o.context.toolCallId ?? null,
+      conversation_id: o.context.conversationId ?? null,
+      input_sha256: o.inputSha256,
+      started_at: o.startedAt,
+      finished_at: o.finishedAt,
+    }));
+    // The join drops outcomes of tools that are gone (or do not belong to the tenant): they count nowhere.
+    const inserted: { id: string }[] = await manager.query(
+      `INSERT INTO invocations (id, parent_invocation_id, tenant_id, tool_id, version, status, error_code,
+              error_message, duration_ms, agent_id, agent_name, power_user_id, tool_call_id, conversation_id,
+              input_sha256, created_at, started_at, finished_at)
+       SELECT x.id, x.parent_invocation_id, x.tenant_id, x.tool_id, x.version, x.status, x.error_code,
+              x.error_message, x.duration_ms, x.agent_id, x.agent_name, x.power_user_id, x.tool_call_id,
+              x.conversation_id, x.input_sha256, x.started_at, x.started_at, x.finished_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, parent_invocation_id uuid, tenant_id uuid, tool_id uuid,
+              version integer, status text, error_code text, error_message text, duration_ms integer, agent_id text,
+              agent_name text, power_user_id text, tool_call_id text, conversation_id text, input_sha256 text,
+              started_at timestamptz, finished_at timestamptz)
+         JOIN tools t ON t.id = x.tool_id AND t.tenant_id = x.tenant_id
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id`,
+      [JSON.stringify(rows)],
+    );
+    return new Set(inserted.map((row) => row.id));
+  }
+
+  private async updateCounters(
+    manager: EntityManager,
+    applied: OutcomeJob[],
+    disableAfter: number,
+  ): Promise<DisabledTool[]> {
+    const deltas = counterDeltas(applied);
+    const ids = deltas.map((delta) => delta.toolId);
+    // Lock in id order (deltas are sorted) so two batches touching the same tools cannot deadlock, and read the
+    // status as it is now: only a tool that was active is reported as newly disabled.
+    const before: { id: string; status: string }[] = await manager.query(
+      `SELECT id, status FROM tools WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+      [ids],
+    );
+    const wasActive = new Set(before.filter((row) => row.status === 'active').map((row) => row.id));
+    const failures = `CASE WHEN d.had_success THEN d.trailing_failures ELSE t.failure_count + d.trailing_failures END`;
+    const reaches = `(t.status = 'active' AND ${failures} >= $2)`;
+    const updated: {
+      id: string;
+      tenant_id: string;
+      current_version: number;
+      status: string;
+      failure_count: number;
+      disabled_reason: string | null;
+    }[] = await manager.query(
+      `UPDATE tools t SET
+              usage_count = t.usage_count + d.uses,
+              failure_count = ${failures},
+              last_error = COALESCE(d.last_error, t.last_error),
+              last_used_at = GREATEST(t.last_used_at, d.last_used_at),
+              status = CASE WHEN ${reaches} THEN 'disabled' ELSE t.status END,
+              disabled_reason = CASE WHEN ${reaches}
+                THEN format('disabled after %s consecutive failures; last error: %s', ${failures}, d.last_error)
+                ELSE t.disabled_reason END,
+              updated_at = CASE WHEN ${reaches} THEN now() ELSE t.updated_at END
+         FROM jsonb_to_recordset($1::jsonb) AS d(tool_id uuid, uses integer, had_success boolean,
+              trailing_failures integer, last_error text, last_used_at timestamptz)
+        WHERE t.id = d.tool_id
+       RETURNING t.id, t.tenant_id, t.current_version, t.status, t.failure_count, t.disabled_reason`,
+      [
+        JSON.stringify(
+          deltas.map((d) => ({
+            tool_id: d.toolId,
+            uses: d.uses,
+            had_success: d.hadSuccess,
+            trailing_failures: d.trailingFailures,
+            last_error: d.lastError,
+            last_used_at: d.lastUsedAt,
+          })),
+        ),
+        disableAfter,
+      ],
+    );
+    return updated
+      .filter((row) => row.status === 'disabled' && wasActive.has(row.id))
+      .map((row) => ({
+        toolId: row.id,
+        tenantId: row.tenant_id,
+        version: row.current_version,
+        failureCount: row.failure_count,
+        reason: row.disabled_reason ?? 'disabled after consecutive failures',
+      }));
+  }
+
+  private async insertAudit(manager: EntityManager, applied: OutcomeJob[], disabled: DisabledTool[]): Promise<void> {
+    const rows = [
+      ...applied.flatMap((o) =>
+        o.audit.map((entry) => ({
+          tenant_id: o.tenantId,
+          tool_id: o.toolId,
+          event: entry.event,
+          data: entry.data,
+          invocation_id: o.invocationId,
+          actor: toolNameOf(o.toolId),
+          created_at: entry.at,
+        })),
+      ),
+      ...disabled.map((tool) => ({
+        tenant_id: tool.tenantId,
+        tool_id: tool.toolId,
+        event: 'tool.disabled',
+        data: { automatic: true, reason: tool.reason, failureCount: tool.failureCount },
+        invocation_id: null,
+        actor: 'system',
+        created_at: new Date().toISOString(),
+      })),
+    ];
+    if (rows.length === 0) return;
+    await manager.query(
+      `INSERT INTO audit_events (tenant_id, tool_id, event, data, invocation_id, actor, created_at)
+       SELECT x.tenant_id, x.tool_id, x.event, x.data, x.invocation_id, x.actor, x.created_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id uuid, tool_id uuid, event text, data jsonb,
+              invocation_id uuid, actor text, created_at timestamptz)`,
+      [JSON.stringify(rows)],
+    );
+  }
+}
