@@ -1,0 +1,232 @@
+/**
+ * Starts the three built services (registry, gateway, worker) as real processes against the local Postgres and
+ * Redis, each test file with its own database, queue prefix and ports, and stops them afterwards.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+
+const root = resolve(__dirname, '..', '..');
+const READY_TIMEOUT_MS = 60_000;
+
+export const POSTGRES_URL = process.env.DATABASE_URL
+  ? process.env.DATABASE_URL.replace(/\/[^/]*$/, '')
+  : 'postgres://postgres@127.0.0.1:5432';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new Client({ connectionString: `${POSTGRES_URL}/postgres` });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface StackOptions {
+  /** Extra environment for every service (e.g. BUILTIN_TOOLS_URL, REDIS_URL). */
+  env?: Record<string, string>;
+  /** Per-service extra environment. */
+  gatewayEnv?: Record<string, string>;
+  workerEnv?: Record<string, string>;
+}
+
+export interface ServiceProcess {
+  name: string;
+  url: string;
+  process: ChildProcess;
+  output: string[];
+}
+
+export class Stack {
+  readonly adminKey = `th_admin_${randomBytes(18).toString('base64url')}`;
+  readonly database = `toolhost_e2e_${randomBytes(6).toString('hex')}`;
+  readonly queuePrefix = `th-e2e-${randomBytes(6).toString('hex')}`;
+  readonly services: ServiceProcess[] = [];
+  registryUrl = '';
+  gatewayUrl = '';
+  workerUrl = '';
+
+  constructor(private readonly options: StackOptions = {}) {}
+
+  private baseEnv(): Record<string, string> {
+    const inherited = Object.fromEntries(
+      Object.entries(process.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
+    return {
+      ...inherited,
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
+      DATABASE_URL: `${POSTGRES_URL}/${this.database}`,
+      REDIS_URL,
+      QUEUE_PREFIX: this.queuePrefix,
+      TOOLHOST_ADMIN_KEY: this.adminKey,
+      INTERNAL_API_TOKEN: randomBytes(24).toString('base64url'),
+      TOOLHOST_SECRETS_KEY: randomBytes(32).toString('hex'),
+      SANDBOX_PROCESSES: '2',
+      ...this.options.env,
+    };
+  }
+
+  async start(): Promise<this> {
+    const env = this.baseEnv();
+    const [registryPort, gatewayPort, workerPort] = [await freePort(), await freePort(), await freePort()];
+    this.registryUrl = `http://127.0.0.1:${registryPort}`;
+    this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    this.workerUrl = `http://127.0.0.1:${workerPort}`;
+    env.REGISTRY_URL = this.registryUrl;
+    await this.launch('registry', { ...env, REGISTRY_PORT: String(registryPort), REGISTRY_HOST: '127.0.0.1' });
+    await Promise.all([
+      this.launch('gateway', {
+        ...env,
+        GATEWAY_PORT: String(gatewayPort),
+        GATEWAY_HOST: '127.0.0.1',
+        ...this.options.gatewayEnv,
+      }),
+      this.launch('worker', {
+        ...env,
+        WORKER_PORT: String(workerPort),
+        WORKER_HOST: '127.0.0.1',
+        ...this.options.workerEnv,
+      }),
+    ]);
+    return this;
+  }
+
+  private async launch(name: string, env: Record<string, string>): Promise<void> {
+    const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'services', name, 'src', 'main.js')], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output: string[] = [];
+    const keep = (chunk: Buffer): void => {
+      output.push(chunk.toString());
+      if (output.length > 200) output.shift();
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    const port = env[`${name.toUpperCase()}_PORT`];
+    const service: ServiceProcess = { name, url: `http://127.0.0.1:${port}`, process: child, output };
+    this.services.push(service);
+    await this.waitReady(service);
+  }
+
+  private async waitReady(service: ServiceProcess): Promise<void> {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      if (service.process.exitCode !== null) {
+        throw new Error(`${service.name} exited (${service.process.exitCode}):\n${service.output.join('')}`);
+      }
+      try {
+        const response = await fetch(`${service.url}/health/ready`, { signal: AbortSignal.timeout(2_000) });
+        if (response.ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${service.name} not ready in ${READY_TIMEOUT_MS} ms:\n${service.output.join('')}`);
+  }
+
+  service(name: string): ServiceProcess {
+    const found = this.services.find((s) => s.name === name);
+    if (!found) throw new Error(`no service ${name}`);
+    return found;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.services.map(async (service) => {
+        const child = service.process;
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+    await adminQuery(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`).catch(() => undefined);
+  }
+
+  // --- HTTP helpers -------------------------------------------------------------------------------------------
+
+  async request<T = any>(
+    base: string,
+    method: string,
+    path: string,
+    key: string | undefined,
+    body?: unknown,
+  ): Promise<{ status: number; body: T; headers: Headers }> {
+    const response = await fetch(base + path, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers };
+  }
+
+  registry<T = any>(method: string, path: string, key: string | undefined, body?: unknown) {
+    return this.request<T>(this.registryUrl, method, path, key, body);
+  }
+
+  gateway<T = any>(method: string, path: string, key: string | undefined, body?: unknown) {
+    return this.request<T>(this.gatewayUrl, method, path, key, body);
+  }
+
+  /** A new tenant and a key with every scope. */
+  async tenant(name = 'e2e'): Promise<{ tenantId: string; key: string }> {
+    const tenant = await this.registry('POST', '/v1/tenants', this.adminKey, { name });
+    if (tenant.status !== 201) throw new Error(`tenant: ${tenant.status} ${JSON.stringify(tenant.body)}`);
+    const key = await this.registry('POST', `/v1/tenants/${tenant.body.id}/keys`, this.adminKey, {
+      name: 'e2e',
+      scopes: ['tools:read', 'tools:write', 'invoke'],
+    });
+    if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
+    return { tenantId: tenant.body.id, key: key.body.key };
+  }
+
+  async createTool(key: string, input: Record<string, unknown>): Promise<{ id: string; toolName: string; version: number }> {
+    const created = await this.registry('POST', '/v1/tools', key, input);
+    if (created.status !== 201) throw new Error(`tool: ${created.status} ${JSON.stringify(created.body)}`);
+    return created.body;
+  }
+
+  invoke<T = any>(key: string, body: Record<string, unknown>) {
+    return this.gateway<T>('POST', '/v1/invocations', key, body);
+  }
+
+  /** Polls `read` until `done` holds or the deadline passes (no fixed sleeps: a bounded wait for a condition). */
+  static async until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let value = await read();
+    while (!done(value)) {
+      if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
+      await new Promise((r) => setTimeout(r, 50));
+      value = await read();
+    }
+    return value;
+  }
+}
