@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { AuditCursor, AuditItem, NewAuditEvent } from './audit-event';
+
+interface AuditRow {
+  id: string;
+  event: string;
+  data: AuditItem['data'];
+  invocation_id: string | null;
+  actor: string;
+  created_at: Date;
+  micros: string;
+  seq: string;
+}
+
+@Injectable()
+export class AuditRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Writes within the caller's transaction, so an audit row exists exactly when its change does. */
+  async insert(manager: EntityManager, event: NewAuditEvent): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_events (id, tenant_id, tool_id, event, data, invocation_id, actor)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
+      [
+        randomUUID(),
+        event.tenantId,
+        event.toolId,
+        event.event,
+        event.data === null ? null : JSON.stringify(event.data),
+        event.invocationId ?? null,
+        event.actor,
+      ],
+    );
+  }
+
+  /** A tool's events, newest first, `limit` after `cursor`; one extra row tells whether a next page exists. */
+  async pageForTool(
+    toolId: string,
+    limit: number,
+    after: AuditCursor | undefined,
+  ): Promise<{ items: AuditItem[]; last?: AuditCursor; more: boolean }> {
+    const params: unknown[] = [toolId, limit + 1];
+    let where = 'tool_id = $1';
+    if (after) {
+      params.push(after.micros, after.seq);
+      where += ` AND (created_at, seq) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint)`;
+    }
+    const rows: AuditRow[] = await this.db.query(
+      `SELECT id, event, data, invocation_id, actor, created_at,
+              (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros, seq::text AS seq
+         FROM audit_events WHERE ${where}
+        ORDER BY created_at DESC, seq DESC LIMIT $2`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    const lastRow = page.at(-1);
+    return {
+      items: page.map((row) => ({
+        id: row.id,
+        event: row.event,
+        data: row.data,
+        invocationId: row.invocation_id,
+        actor: row.actor,
+        createdAt: row.created_at.toISOString(),
+      })),
+      last: lastRow ? { micros: lastRow.micros, seq: lastRow.seq } : undefined,
+      more: rows.length > limit,
+    };
+  }
+}

@@ -1,0 +1,53 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** A JSON object column. Not JsonObject: TypeORM's deep-partial types recurse forever on a recursive JSON type. */
+export type JsonObjectColumn = object;
+
+/** Immutable (a trigger refuses updates); a change to a tool is a new row with the next version number. */
+@Entity('tool_versions')
+export class ToolVersionEntity {
+  @PrimaryColumn('uuid')
+  id!: string;
+
+  @Column({ name: 'tool_id', type: 'uuid' })
+  toolId!: string;
+
+  @Column('integer')
+  version!: number;
+
+  @Column('text')
+  title!: string;
+
+  @Column('text')
+  description!: string;
+
+  @Column({ name: 'input_schema', type: 'jsonb' })
+  inputSchema!: JsonObjectColumn;
+
+  @Column({ name: 'output_schema', type: 'jsonb', nullable: true })
+  outputSchema!: JsonObjectColumn | null;
+
+  @Column('text')
+  code!: string;
+
+  @Column({ name: 'code_sha256', type: 'char', length: 64 })
+  codeSha256!: string;
+
+  @Column({ name: 'timeout_ms', type: 'integer' })
+  timeoutMs!: number;
+
+  @Column({ name: 'memory_mb', type: 'integer' })
+  memoryMb!: number;
+
+  @Column({ name: 'secret_names', type: 'text', array: true })
+  secretNames!: string[];
+
+  @Column({ name: 'secrets_ciphertext', type: 'bytea', nullable: true })
+  secretsCiphertext!: Buffer | null;
+
+  @Column({ name: 'allowed_tools', type: 'text', array: true, nullable: true })
+  allowedTools!: string[] | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt!: Date;
+}

@@ -1,0 +1,59 @@
+import { ErrorCode } from '@toolhost/contracts';
+
+/** One field-level problem of a request: `path` is the JSON pointer of the field (`/title`, `/schema/function`). */
+export interface FieldProblem {
+  path: string;
+  message: string;
+  /** Position in the tool's code, for syntax errors (1-based). */
+  line?: number;
+  column?: number;
+}
+
+/** Every error the registry answers with on purpose; carries a contract code, mapped to HTTP by the filter. */
+export class RegistryError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: FieldProblem[] | Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'RegistryError';
+  }
+
+  static toolNotFound(): RegistryError {
+    return new RegistryError(ErrorCode.TOOL_NOT_FOUND, 'tool not found');
+  }
+
+  static notFound(what: string): RegistryError {
+    return new RegistryError(ErrorCode.NOT_FOUND, `${what} not found`);
+  }
+
+  static unauthorized(message = 'missing or invalid API key'): RegistryError {
+    return new RegistryError(ErrorCode.UNAUTHORIZED, message);
+  }
+
+  static forbidden(message: string): RegistryError {
+    return new RegistryError(ErrorCode.FORBIDDEN, message);
+  }
+
+  /** A 400 naming each bad field: BAD_REQUEST for unknown fields, VALIDATION_FAILED for bad values. */
+  static invalidBody(problems: FieldProblem[], unknownField = false): RegistryError {
+    const summary = problems.map((p) => (p.path ? `${fieldName(p.path)} ${p.message}` : p.message)).join('; ');
+    return new RegistryError(
+      unknownField ? ErrorCode.BAD_REQUEST : ErrorCode.VALIDATION_FAILED,
+      `invalid request body: ${summary}`,
+      problems,
+    );
+  }
+
+  /** A 400 for bad query parameters (`limit`, `cursor`). */
+  static invalidQuery(problems: FieldProblem[]): RegistryError {
+    const summary = problems.map((p) => `${fieldName(p.path)} ${p.message}`).join('; ');
+    return new RegistryError(ErrorCode.BAD_REQUEST, `invalid query: ${summary}`, problems);
+  }
+}
+
+/** `/schema/function/parameters` → `schema.function.parameters` for messages people read. */
+export function fieldName(pointer: string): string {
+  return pointer.replace(/^\//, '').split('/').join('.') || 'body';
+}

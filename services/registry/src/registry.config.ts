@@ -1,0 +1,68 @@
+import { commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
+import { DEFAULT_LIMITS } from '@toolhost/contracts';
+import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
+
+/** The registry's environment. Read once at boot; nothing else reads process.env. */
+export const registryEnvSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnvProperties,
+    REGISTRY_PORT: { type: 'integer', default: 3001, minimum: 0, maximum: 65535, description: 'registry HTTP port' },
+    REGISTRY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the registry listens on' },
+    TOOLHOST_ADMIN_KEY: {
+      type: 'string',
+      minLength: 16,
+      description: 'admin key (tenants and keys); generated and printed when unset outside production',
+    },
+    TOOLHOST_SECRETS_KEY: {
+      type: 'string',
+      pattern: '^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$',
+      description: 'AES-256-GCM key for tool secrets, 32 bytes as hex or base64; required in production',
+    },
+    INTERNAL_API_TOKEN: {
+      type: 'string',
+      minLength: 16,
+      description: 'bearer token of the internal API (gateway, worker); required in production',
+    },
+    MAX_TOOL_TIMEOUT_MS: {
+      type: 'integer',
+      default: DEFAULT_LIMITS.invocationWallClockMs,
+      minimum: 1,
+      description: 'cap on a tool timeoutMs',
+    },
+    MAX_TOOL_MEMORY_MB: { type: 'integer', default: 512, minimum: 8, description: 'cap on a tool memoryMb' },
+    REGISTRY_BODY_LIMIT_BYTES: {
+      type: 'integer',
+      default: 2 * 1024 * 1024,
+      minimum: 1024,
+      description: 'largest request body; larger bodies answer 413',
+    },
+    DATABASE_POOL_SIZE: { type: 'integer', default: 10, minimum: 1, description: 'Postgres connections' },
+    QUEUE_PREFIX: { type: 'string', default: DEFAULT_QUEUE_PREFIX, minLength: 1, description: 'BullMQ key prefix' },
+    OUTCOMES_BATCH_SIZE: {
+      type: 'integer',
+      default: 100,
+      minimum: 1,
+      description: 'outcomes applied per database transaction',
+    },
+  },
+} as const satisfies EnvSchema;
+
+export interface RegistryConfig extends CommonConfig {
+  REGISTRY_PORT: number;
+  REGISTRY_HOST: string;
+  TOOLHOST_ADMIN_KEY?: string;
+  TOOLHOST_SECRETS_KEY?: string;
+  INTERNAL_API_TOKEN?: string;
+  MAX_TOOL_TIMEOUT_MS: number;
+  MAX_TOOL_MEMORY_MB: number;
+  REGISTRY_BODY_LIMIT_BYTES: number;
+  DATABASE_POOL_SIZE: number;
+  QUEUE_PREFIX: string;
+  OUTCOMES_BATCH_SIZE: number;
+}
+
+/** Validates `env` against the schema; throws ConfigError listing every bad variable. */
+export function loadRegistryConfig(env: NodeJS.ProcessEnv = process.env): Readonly<RegistryConfig> {
+  return loadConfig<RegistryConfig>(registryEnvSchema, env);
+}

@@ -1,0 +1,69 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import {
+  createLoggerModule,
+  HealthModule,
+  MetricsModule,
+  PostgresReadinessCheck,
+  RedisReadinessCheck,
+} from '@toolhost/observability';
+import { DataSource } from 'typeorm';
+import { AuditRepository } from './audit/audit.repository';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthService } from './auth/auth.service';
+import { InternalTokenGuard } from './auth/internal-token.guard';
+import { registryDataSourceOptions } from './database/registry-data-source';
+import { ToolEventsPublisher } from './events/tool-events.publisher';
+import { InternalController } from './internal/internal.controller';
+import { InternalService } from './internal/internal.service';
+import { RegistryLifecycle } from './registry-lifecycle';
+import type { RegistrySettings } from './registry-settings';
+import type { RegistryConfig } from './registry.config';
+import { REGISTRY_CONFIG, REGISTRY_SETTINGS } from './registry.tokens';
+import { ApiKeyRepository } from './tenants/api-key.repository';
+import { TenantRepository } from './tenants/tenant.repository';
+import { TenantsController } from './tenants/tenants.controller';
+import { TenantsService } from './tenants/tenants.service';
+import { SecretBox } from './tools/secret-box';
+import { ToolRepository } from './tools/tool.repository';
+import { ToolsController } from './tools/tools.controller';
+import { ToolsService } from './tools/tools.service';
+
+@Module({})
+export class RegistryModule {
+  static forRoot(config: Readonly<RegistryConfig>, settings: RegistrySettings): DynamicModule {
+    // Created here so that the health module (which checks it) and RegistryLifecycle (which closes it) share it.
+    const redisCheck = new RedisReadinessCheck(config.REDIS_URL);
+    return {
+      module: RegistryModule,
+      imports: [
+        createLoggerModule('registry', config.LOG_LEVEL),
+        TypeOrmModule.forRoot(registryDataSourceOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE)),
+        MetricsModule,
+        HealthModule.forRoot({
+          useFactory: (db: DataSource) => [new PostgresReadinessCheck(db), redisCheck],
+          inject: [DataSource],
+        }),
+      ],
+      controllers: [TenantsController, ToolsController, InternalController],
+      providers: [
+        { provide: REGISTRY_CONFIG, useValue: config },
+        { provide: REGISTRY_SETTINGS, useValue: settings },
+        { provide: RedisReadinessCheck, useValue: redisCheck },
+        { provide: SecretBox, useFactory: () => new SecretBox(settings.secretsKey) },
+        RegistryLifecycle,
+        AuthService,
+        ApiKeyGuard,
+        InternalTokenGuard,
+        AuditRepository,
+        TenantRepository,
+        ApiKeyRepository,
+        ToolRepository,
+        TenantsService,
+        ToolsService,
+        InternalService,
+        ToolEventsPublisher,
+      ],
+    };
+  }
+}

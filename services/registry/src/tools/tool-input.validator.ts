@@ -1,0 +1,164 @@
+import {
+  createToolBodySchema,
+  DEFAULT_LIMITS,
+  patchToolBodySchema,
+  type JsonObject,
+  type OpenAiFunctionSchema,
+  type ToolLimitCaps,
+} from '@toolhost/contracts';
+import { RegistryError, type FieldProblem } from '../errors/registry.error';
+import { BodyValidator } from '../validation/body-validator';
+import { checkCodeSyntax, codeTooLarge } from './code-syntax.checker';
+import { checkObjectJsonSchema } from './json-schema.checker';
+import { normalizeTitle } from './normalize-title';
+
+/** The stored, non-secret fields of a tool version. */
+export interface ToolVersionFields {
+  title: string;
+  description: string;
+  inputSchema: JsonObject;
+  outputSchema: JsonObject | null;
+  code: string;
+  timeoutMs: number;
+  memoryMb: number;
+  /** null: the tool sets none (every built-in, no custom tool). */
+  allowedTools: string[] | null;
+}
+
+export interface ParsedCreate {
+  fields: ToolVersionFields;
+  secrets: Record<string, string>;
+}
+
+export interface ParsedPatch {
+  fields: Partial<ToolVersionFields>;
+  /** Merged into the current secrets; null removes a name. */
+  secrets?: Record<string, string | null>;
+  /** Names of the fields the patch sets, for the audit log. */
+  changed: string[];
+}
+
+interface RawToolBody {
+  title?: string;
+  description?: string;
+  inputSchema?: JsonObject;
+  outputSchema?: JsonObject | null;
+  schema?: OpenAiFunctionSchema;
+  code?: string;
+  timeoutMs?: number;
+  memoryMb?: number;
+  secrets?: Record<string, string | null>;
+  allowedTools?: string[] | null;
+}
+
+/** Parses ToolInput bodies (POST and PATCH): shape by ajv, then the checks a schema cannot express. */
+export class ToolInputValidator {
+  private readonly create: BodyValidator<RawToolBody>;
+  private readonly patch: BodyValidator<RawToolBody>;
+
+  constructor(caps: ToolLimitCaps) {
+    this.create = new BodyValidator<RawToolBody>(createToolBodySchema(caps));
+    this.patch = new BodyValidator<RawToolBody>(patchToolBodySchema(caps));
+  }
+
+  parseCreate(body: unknown): ParsedCreate {
+    const raw = this.create.parse(withNormalizedTitle(body));
+    const problems: FieldProblem[] = [];
+    const form = resolveForm(raw, problems, true);
+    const fields: ToolVersionFields = {
+      title: raw.title as string,
+      description: form.description ?? '',
+      inputSchema: form.inputSchema ?? {},
+      outputSchema: raw.outputSchema ?? null,
+      code: raw.code as string,
+      timeoutMs: raw.timeoutMs ?? DEFAULT_LIMITS.timeoutMs,
+      memoryMb: raw.memoryMb ?? DEFAULT_LIMITS.memoryMb,
+      allowedTools: raw.allowedTools ?? null,
+    };
+    checkContent(raw, form, problems);
+    if (problems.length > 0) throw RegistryError.invalidBody(problems);
+    return { fields, secrets: (raw.secrets ?? {}) as Record<string, string> };
+  }
+
+  parsePatch(body: unknown): ParsedPatch {
+    const raw = this.patch.parse(withNormalizedTitle(body));
+    const problems: FieldProblem[] = [];
+    const form = resolveForm(raw, problems, false);
+    checkContent(raw, form, problems);
+    if (problems.length > 0) throw RegistryError.invalidBody(problems);
+    const fields: Partial<ToolVersionFields> = {};
+    if (raw.title !== undefined) fields.title = raw.title;
+    if (form.description !== undefined) fields.description = form.description;
+    if (form.inputSchema !== undefined) fields.inputSchema = form.inputSchema;
+    if (raw.outputSchema !== undefined) fields.outputSchema = raw.outputSchema;
+    if (raw.code !== undefined) fields.code = raw.code;
+    if (raw.timeoutMs !== undefined) fields.timeoutMs = raw.timeoutMs;
+    if (raw.memoryMb !== undefined) fields.memoryMb = raw.memoryMb;
+    if (raw.allowedTools !== undefined) fields.allowedTools = raw.allowedTools;
+    const changed = Object.keys(fields);
+    if (raw.secrets !== undefined) changed.push('secrets');
+    return { fields, secrets: raw.secrets, changed };
+  }
+}
+
+function withNormalizedTitle(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const copy = { ...(body as Record<string, unknown>) };
+  if (typeof copy.title === 'string') copy.title = normalizeTitle(copy.title);
+  return copy;
+}
+
+interface ResolvedForm {
+  description?: string;
+  inputSchema?: JsonObject;
+  /** Pointer of the input schema in the body, for messages. */
+  inputSchemaPath: string;
+}
+
+/** Either `schema` (OpenAI function form) or `description` + `inputSchema`, never both. */
+function resolveForm(raw: RawToolBody, problems: FieldProblem[], required: boolean): ResolvedForm {
+  if (raw.schema !== undefined) {
+    for (const field of ['description', 'inputSchema'] as const) {
+      if (raw[field] !== undefined) {
+        problems.push({ path: `/${field}`, message: 'cannot be sent together with schema (the OpenAI form sets it)' });
+      }
+    }
+    return {
+      description: raw.schema.function.description,
+      inputSchema: raw.schema.function.parameters,
+      inputSchemaPath: '/schema/function/parameters',
+    };
+  }
+  if (required) {
+    if (raw.description === undefined) problems.push({ path: '/description', message: 'is required (or send schema)' });
+    if (raw.inputSchema === undefined) problems.push({ path: '/inputSchema', message: 'is required (or send schema)' });
+  }
+  return { description: raw.description, inputSchema: raw.inputSchema, inputSchemaPath: '/inputSchema' };
+}
+
+function checkContent(raw: RawToolBody, form: ResolvedForm, problems: FieldProblem[]): void {
+  if (form.inputSchema !== undefined) {
+    const message = checkObjectJsonSchema(form.inputSchema);
+    if (message) problems.push({ path: form.inputSchemaPath, message });
+  }
+  if (raw.outputSchema !== undefined && raw.outputSchema !== null) {
+    const message = checkObjectJsonSchema(raw.outputSchema);
+    if (message) problems.push({ path: '/outputSchema', message });
+  }
+  if (raw.code !== undefined) {
+    const tooLarge = codeTooLarge(raw.code);
+    if (tooLarge) {
+      problems.push({ path: '/code', message: `is ${tooLarge.bytes} bytes, over the limit of ${tooLarge.limit} bytes` });
+    } else {
+      const syntax = checkCodeSyntax(raw.code);
+      if (syntax) {
+        problems.push({
+          path: '/code',
+          message: `has a syntax error at line ${syntax.line}, column ${syntax.column}: ${syntax.message}`,
+          line: syntax.line,
+          column: syntax.column,
+        });
+      }
+    }
+  }
+}

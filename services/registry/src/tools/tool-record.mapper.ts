@@ -1,0 +1,68 @@
+import {
+  toolNameOf,
+  type InternalToolRecord,
+  type InternalToolVersion,
+  type JsonObject,
+  type ToolRecord,
+} from '@toolhost/contracts';
+import type { ToolEntity, ToolVersionEntity } from '../database/entities';
+
+// Schemas were validated as JSON on the way in and come back from jsonb: JSON objects by construction.
+const jsonObject = (value: object): JsonObject => value as JsonObject;
+const jsonObjectOrNull = (value: object | null): JsonObject | null => (value ? jsonObject(value) : null);
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+/** The contract's ToolRecord: secret names, never values. `allowedTools` unset shows as []. */
+export function toToolRecord(tool: ToolEntity, version: ToolVersionEntity): ToolRecord {
+  return {
+    id: tool.id,
+    toolName: toolNameOf(tool.id),
+    title: version.title,
+    description: version.description,
+    inputSchema: jsonObject(version.inputSchema),
+    outputSchema: jsonObjectOrNull(version.outputSchema),
+    code: version.code,
+    timeoutMs: version.timeoutMs,
+    memoryMb: version.memoryMb,
+    status: tool.status,
+    disabledReason: tool.disabledReason,
+    usageCount: tool.usageCount,
+    failureCount: tool.failureCount,
+    lastError: tool.lastError,
+    lastUsedAt: iso(tool.lastUsedAt),
+    version: tool.currentVersion,
+    secretNames: [...version.secretNames],
+    allowedTools: version.allowedTools ? [...version.allowedTools] : [],
+    createdAt: tool.createdAt.toISOString(),
+    updatedAt: tool.updatedAt.toISOString(),
+  };
+}
+
+export function toInternalToolRecord(tool: ToolEntity, version: ToolVersionEntity): InternalToolRecord {
+  return { ...toToolRecord(tool, version), tenantId: tool.tenantId, allowedTools: version.allowedTools };
+}
+
+export function toInternalToolVersion(
+  tool: ToolEntity,
+  version: ToolVersionEntity,
+  secrets: Record<string, string>,
+): InternalToolVersion {
+  return {
+    id: tool.id,
+    toolName: toolNameOf(tool.id),
+    tenantId: tool.tenantId,
+    version: version.version,
+    title: version.title,
+    description: version.description,
+    inputSchema: jsonObject(version.inputSchema),
+    outputSchema: jsonObjectOrNull(version.outputSchema),
+    code: version.code,
+    codeSha256: version.codeSha256,
+    timeoutMs: version.timeoutMs,
+    memoryMb: version.memoryMb,
+    allowedTools: version.allowedTools,
+    secrets,
+    createdAt: version.createdAt.toISOString(),
+  };
+}

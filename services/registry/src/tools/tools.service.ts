@@ -1,0 +1,206 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { disableToolBodySchema, type ToolRecord, type ToolVersionSummary } from '@toolhost/contracts';
+import { decodeAuditCursor, encodeAuditCursor } from '../audit/audit-cursor';
+import type { AuditItem } from '../audit/audit-event';
+import { AuditRepository } from '../audit/audit.repository';
+import type { TenantPrincipal } from '../auth/principal';
+import { RegistryError } from '../errors/registry.error';
+import { ToolEventsPublisher } from '../events/tool-events.publisher';
+import type { RegistryConfig } from '../registry.config';
+import { REGISTRY_CONFIG } from '../registry.tokens';
+import { BodyValidator } from '../validation/body-validator';
+import { isUuid } from '../validation/is-uuid';
+import { SecretBox } from './secret-box';
+import { ToolInputValidator, type ToolVersionFields } from './tool-input.validator';
+import { toToolRecord } from './tool-record.mapper';
+import type { NewToolVersionRow } from './tool-version-row';
+import { ToolRepository, type CurrentTool } from './tool.repository';
+
+export const AUDIT_PAGE_DEFAULT = 50;
+export const AUDIT_PAGE_MAX = 200;
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** Tool records of one tenant: create, read, version, disable/enable, delete; every change audited and announced. */
+@Injectable()
+export class ToolsService {
+  private readonly input: ToolInputValidator;
+  private readonly disableBody = new BodyValidator<{ reason?: string }>(disableToolBodySchema);
+
+  constructor(
+    @Inject(REGISTRY_CONFIG) config: RegistryConfig,
+    private readonly tools: ToolRepository,
+    private readonly audit: AuditRepository,
+    private readonly secretBox: SecretBox,
+    private readonly events: ToolEventsPublisher,
+  ) {
+    this.input = new ToolInputValidator({ maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB });
+  }
+
+  async create(caller: TenantPrincipal, body: unknown): Promise<ToolRecord> {
+    const { fields, secrets } = this.input.parseCreate(body);
+    const id = randomUUID();
+    const row = this.versionRow(fields, secrets, id, 1);
+    const created = await this.tools.create(id, caller.tenantId, row, {
+      event: 'tool.created',
+      data: { version: 1, title: fields.title, secretNames: row.secretNames },
+      actor: caller.keyId,
+    });
+    return this.announce(created);
+  }
+
+  async list(caller: TenantPrincipal): Promise<{ items: ToolRecord[] }> {
+    const tools = await this.tools.listCurrent(caller.tenantId);
+    return { items: tools.map(({ tool, version }) => toToolRecord(tool, version)) };
+  }
+
+  async get(caller: TenantPrincipal, id: string): Promise<ToolRecord> {
+    const found = isUuid(id) ? await this.tools.findCurrent(caller.tenantId, id) : null;
+    if (!found) throw RegistryError.toolNotFound();
+    return toToolRecord(found.tool, found.version);
+  }
+
+  /** A new immutable version from the current one and the patch; secrets merge (null removes a name). */
+  async update(caller: TenantPrincipal, id: string, body: unknown): Promise<ToolRecord> {
+    if (!isUuid(id)) throw RegistryError.toolNotFound();
+    const patch = this.input.parsePatch(body);
+    const updated = await this.tools.addVersion(caller.tenantId, id, (current, next) => {
+      const fields: ToolVersionFields = { ...fieldsOf(current), ...patch.fields };
+      let secrets = this.currentSecrets(current);
+      if (patch.secrets) {
+        const merged = new Map(Object.entries(secrets));
+        for (const [name, value] of Object.entries(patch.secrets)) {
+          if (value === null) merged.delete(name);
+          else merged.set(name, value);
+        }
+        secrets = Object.fromEntries(merged);
+      }
+      const row = this.versionRow(fields, secrets, id, next);
+      return {
+        row,
+        change: {
+          event: 'tool.updated',
+          data: { version: next, fields: patch.changed, secretNames: row.secretNames },
+          actor: caller.keyId,
+        },
+      };
+    });
+    if (!updated) throw RegistryError.toolNotFound();
+    return this.announce(updated);
+  }
+
+  async remove(caller: TenantPrincipal, id: string): Promise<void> {
+    const deleted = isUuid(id)
+      ? await this.tools.softDelete(caller.tenantId, id, { event: 'tool.deleted', data: {}, actor: caller.keyId })
+      : null;
+    if (!deleted) throw RegistryError.toolNotFound();
+    await this.events.publish({
+      toolId: id,
+      tenantId: caller.tenantId,
+      version: deleted.tool.currentVersion,
+      status: 'deleted',
+    });
+  }
+
+  async disable(caller: TenantPrincipal, id: string, body: unknown): Promise<ToolRecord> {
+    if (!isUuid(id)) throw RegistryError.toolNotFound();
+    // The body is optional: `POST .../disable` with nothing, or `{reason}`.
+    const { reason } = body === undefined ? {} : this.disableBody.parse(body);
+    const disabledReason = reason ?? 'disabled by an operator';
+    const changed = await this.tools.setStatus(
+      caller.tenantId,
+      id,
+      { status: 'disabled', disabledReason, resetFailures: false },
+      { event: 'tool.disabled', data: { reason: disabledReason }, actor: caller.keyId },
+    );
+    if (!changed) throw RegistryError.toolNotFound();
+    return this.announce(changed);
+  }
+
+  /** Re-activates the tool and resets its consecutive failure count, so it gets three fresh tries. */
+  async enable(caller: TenantPrincipal, id: string): Promise<ToolRecord> {
+    if (!isUuid(id)) throw RegistryError.toolNotFound();
+    const changed = await this.tools.setStatus(
+      caller.tenantId,
+      id,
+      { status: 'active', disabledReason: null, resetFailures: true },
+      { event: 'tool.enabled', data: {}, actor: caller.keyId },
+    );
+    if (!changed) throw RegistryError.toolNotFound();
+    return this.announce(changed);
+  }
+
+  async versions(caller: TenantPrincipal, id: string): Promise<{ items: ToolVersionSummary[] }> {
+    const versions = isUuid(id) ? await this.tools.listVersions(caller.tenantId, id) : null;
+    if (!versions) throw RegistryError.toolNotFound();
+    return {
+      items: versions.map((v) => ({ version: v.version, createdAt: v.createdAt.toISOString(), codeSha256: v.codeSha256 })),
+    };
+  }
+
+  async auditLog(
+    caller: TenantPrincipal,
+    id: string,
+    query: { limit?: string; cursor?: string },
+  ): Promise<{ items: AuditItem[]; nextCursor: string | null }> {
+    if (!isUuid(id) || !(await this.tools.existsForTenant(caller.tenantId, id))) throw RegistryError.toolNotFound();
+    const limit = parseLimit(query.limit);
+    const after = query.cursor ? decodeAuditCursor(query.cursor) : undefined;
+    const page = await this.audit.pageForTool(id, limit, after);
+    return { items: page.items, nextCursor: page.more && page.last ? encodeAuditCursor(page.last) : null };
+  }
+
+  private versionRow(
+    fields: ToolVersionFields,
+    secrets: Record<string, string>,
+    toolId: string,
+    version: number,
+  ): NewToolVersionRow {
+    const secretNames = Object.keys(secrets).sort();
+    return {
+      ...fields,
+      codeSha256: sha256(fields.code),
+      secretNames,
+      secretsCiphertext: secretNames.length > 0 ? this.secretBox.seal(secrets, SecretBox.aad(toolId, version)) : null,
+    };
+  }
+
+  private currentSecrets({ tool, version }: CurrentTool): Record<string, string> {
+    if (!version.secretsCiphertext) return {};
+    return this.secretBox.open(version.secretsCiphertext, SecretBox.aad(tool.id, version.version));
+  }
+
+  private async announce({ tool, version }: CurrentTool): Promise<ToolRecord> {
+    await this.events.publish({
+      toolId: tool.id,
+      tenantId: tool.tenantId,
+      version: tool.currentVersion,
+      status: tool.status,
+    });
+    return toToolRecord(tool, version);
+  }
+}
+
+function fieldsOf({ tool, version }: CurrentTool): ToolVersionFields {
+  const record = toToolRecord(tool, version);
+  return {
+    title: version.title,
+    description: version.description,
+    inputSchema: record.inputSchema,
+    outputSchema: record.outputSchema,
+    code: version.code,
+    timeoutMs: version.timeoutMs,
+    memoryMb: version.memoryMb,
+    allowedTools: version.allowedTools,
+  };
+}
+
+function parseLimit(text: string | undefined): number {
+  if (text === undefined) return AUDIT_PAGE_DEFAULT;
+  const limit = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
+  if (!(limit >= 1 && limit <= AUDIT_PAGE_MAX)) {
+    throw RegistryError.invalidQuery([{ path: '/limit', message: `must be an integer from 1 to ${AUDIT_PAGE_MAX}` }]);
+  }
+  return limit;
+}
