@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import {
+  DEFAULT_LIMITS,
+  ErrorCode,
+  toolNameOf,
+  type InputValidatorCache,
+  type Invocation,
+  type InvocationError,
+  type JsonValue,
+} from '@toolhost/contracts';
+import type { InvocationJob, OutcomeJob } from '@toolhost/queue';
+import { CallBudget, type RunOutcome, type ToolCallAnswer } from '@toolhost/sandbox';
+import type { BuiltinRegistry } from '../builtins/builtin-registry';
+import type { ToolCatalog } from '../registry/tool-catalog';
+import type { SandboxRunner } from '../sandbox/sandbox-runner';
+import type { AuditLog, RunPlan } from './run-plan';
+import { ToolCallBridge } from './tool-call-bridge';
+
+/** Where finished runs go (the outcomes queue); resolves once the outcome is durable. */
+export interface OutcomeSink {
+  publish(outcome: OutcomeJob): Promise<void>;
+}
+
+export interface RunnerLimits {
+  wallClockMs: number;
+  toolCallBudget: number;
+}
+
+/** A finished root run; `settled` resolves once every outcome of its tree is durable. */
+export interface RootResult {
+  invocation: Invocation;
+  settled: Promise<void>;
+}
+
+const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+
+/**
+ * Runs one invocation tree: resolves code by (tool, version), runs it in the sandbox with a bridge for
+ * `ctx.tools` / `ctx.audit`, checks the output schema, and reports every run (root and nested) as an outcome.
+ * Infrastructure failures (registry unreachable) throw, so the queue retries the job; everything the tool
+ * does ends as a finished Invocation.
+ */
+export class InvocationRunner {
+  constructor(
+    private readonly catalog: ToolCatalog,
+    private readonly sandbox: SandboxRunner,
+    private readonly builtins: BuiltinRegistry,
+    private readonly schemas: InputValidatorCache,
+    private readonly outcomes: OutcomeSink,
+    private readonly limits: RunnerLimits,
+  ) {}
+
+  async runJob(job: InvocationJob): Promise<RootResult> {
+    const plan: RunPlan = {
+      invocationId: job.invocationId,
+      tenantId: job.tenantId,
+      toolId: job.toolId,
+      version: job.version,
+      input: job.input,
+      context: job.context,
+      budget: new CallBudget(this.limits.toolCallBudget),
+      deadlineAt: Date.now() + this.limits.wallClockMs,
+      pendingWrites: [],
+    };
+    const invocation = await this.execute(plan);
+    return { invocation, settled: Promise.all(plan.pendingWrites).then(() => undefined) };
+  }
+
+  private async execute(plan: RunPlan): Promise<Invocation> {
+    const startedAt = new Date();
+    const tool = await this.catalog.version(plan.toolId, plan.version);
+    if (!tool || tool.tenantId !== plan.tenantId) {
+      // Deleted after it was accepted: nothing to count against.
+      return this.finish(plan, startedAt, [], undefined, {
+        code: ErrorCode.TOOL_NOT_FOUND,
+        message: `tool ${toolNameOf(plan.toolId)} version ${plan.version} no longer exists`,
+      });
+    }
+    const audits: AuditLog = [];
+    const runContext = { ...plan.context, invocationId: plan.invocationId };
+    const remainingMs = plan.deadlineAt - Date.now();
+    if (remainingMs <= 0) {
+      return this.finish(plan, startedAt, audits, undefined, {
+        code: ErrorCode.TIMEOUT,
+        message: 'the invocation ran out of its wall-clock time before this call could start',
+      });
+    }
+    const bridge = new ToolCallBridge(
+      tool,
+      plan,
+      runContext,
+      audits,
+      this.catalog,
+      this.builtins,
+      this.schemas,
+      (nested) => this.runNested(nested),
+    );
+    const outcome = await this.sandbox.run(
+      {
+        tenantId: plan.tenantId,
+        toolId: plan.toolId,
+        version: plan.version,
+        code: tool.code,
+        input: plan.input,
+        secrets: tool.secrets,
+        context: runContext,
+        limits: {
+          timeoutMs: tool.timeoutMs,
+          memoryMb: tool.memoryMb,
+          wallClockMs: remainingMs,
+          maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
+          maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
+          maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+        },
+      },
+      bridge,
+      plan.budget,
+    );
+    if (outcome.status === 'succeeded' && tool.outputSchema) {
+      // Output validators live under their own key: the input validator of this version is cached as `${id}@version`.
+      const check = this.schemas.check(`${tool.id}:output`, tool.version, tool.outputSchema, outcome.result);
+      if (!check.ok) {
+        return this.finish(plan, startedAt, audits, outcome, {
+          code: ErrorCode.OUTPUT_INVALID,
+          message: 'the result does not match the tool outputSchema',
+          details: { errors: check.problems.map((problem) => ({ path: problem.path, message: problem.message })) },
+        });
+      }
+    }
+    if (outcome.status === 'succeeded' && plan.budgetExceededBelow) {
+      // The budget belongs to the whole tree: a caller that swallowed its callee's refusal still overspent it.
+      return this.finish(plan, startedAt, audits, outcome, {
+        code: ErrorCode.BUDGET_EXCEEDED,
+        message: `the invocation tree made more than ${plan.budget.limit} ctx.tools calls`,
+      });
+    }
+    return this.finish(plan, startedAt, audits, outcome, outcome.status === 'failed' ? outcome.error : undefined);
+  }
+
+  /** What `ctx.tools.custom_<id>()` resolves to: the callee's result, or `{error, details}`. */
+  private async runNested(plan: RunPlan): Promise<ToolCallAnswer> {
+    const invocation = await this.execute(plan);
+    if (invocation.status === 'succeeded') return invocation.result ?? null;
+    const error = invocation.error;
+    if (error?.code === ErrorCode.BUDGET_EXCEEDED && plan.parent) plan.parent.budgetExceededBelow = true;
+    return {
+      error: error?.code ?? ErrorCode.SANDBOX_CRASH,
+      details: {
+        message: error?.message ?? 'failed',
+        invocationId: invocation.id,
+        ...(error?.details ? { details: error.details } : {}),
+      },
+    };
+  }
+
+  private finish(
+    plan: RunPlan,
+    startedAt: Date,
+    audits: AuditLog,
+    outcome: RunOutcome | undefined,
+    error: InvocationError | undefined,
+  ): Invocation {
+    const finishedAt = new Date();
+    const durationMs = outcome?.durationMs ?? finishedAt.getTime() - startedAt.getTime();
+    const invocation: Invocation = {
+      id: plan.invocationId,
+      tool: toolNameOf(plan.toolId),
+      toolId: plan.toolId,
+      version: plan.version,
+      status: error ? 'failed' : 'succeeded',
+      ...(error ? { error } : {}),
+      ...(!error && outcome?.status === 'succeeded' ? { result: outcome.result, content: outcome.content } : {}),
+      durationMs,
+      logs: outcome?.logs ?? [],
+    };
+    // A tool that no longer exists has no counters to move.
+    if (error?.code !== ErrorCode.TOOL_NOT_FOUND) {
+      plan.pendingWrites.push(
+        this.outcomes.publish({
+          v: 1,
+          invocationId: plan.invocationId,
+          ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
+          tenantId: plan.tenantId,
+          toolId: plan.toolId,
+          version: plan.version,
+          status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
+          ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
+          durationMs,
+          context: plan.context,
+          inputSha256: sha256(plan.input),
+          audit: audits,
+          startedAt: startedAt.toISOString(),
+          finishedAt: finishedAt.toISOString(),
+        }),
+      );
+    }
+    return invocation;
+  }
+}

@@ -1,0 +1,83 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type Redis from 'ioredis';
+import { ErrorCode, toolNameOf, type Invocation } from '@toolhost/contracts';
+import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
+import type { InvocationRunner } from './invocation-runner';
+import type { ReplyPublisher } from './reply-publisher';
+
+export interface ProcessorOptions {
+  connection: Redis;
+  prefix: string;
+  concurrency: number;
+}
+
+export interface ProcessorHooks {
+  onFinished(invocation: Invocation, seconds: number): void;
+  onInfrastructureFailure(): void;
+}
+
+/**
+ * Consumes the invocations queue. Created paused: `start()` is called once Redis and the registry answer.
+ * A finished run — failed tools included — completes the job with the Invocation as its return value (the
+ * durable answer for polling) after the reply is published; only infrastructure errors throw and retry.
+ */
+export class InvocationProcessor {
+  private readonly worker: Worker<InvocationJob, Invocation>;
+
+  constructor(
+    private readonly runner: InvocationRunner,
+    private readonly replies: ReplyPublisher,
+    private readonly hooks: ProcessorHooks,
+    options: ProcessorOptions,
+  ) {
+    this.worker = new Worker<InvocationJob, Invocation>(INVOCATIONS_QUEUE, (job) => this.handle(job), {
+      connection: options.connection,
+      prefix: options.prefix,
+      concurrency: options.concurrency,
+      autorun: false,
+    });
+    this.worker.on('failed', (job, error) => void this.onFailed(job, error));
+    this.worker.on('error', () => undefined);
+  }
+
+  start(): void {
+    void this.worker.run();
+  }
+
+  /** Stops taking jobs and waits for the active ones to finish. */
+  async close(): Promise<void> {
+    await this.worker.close();
+  }
+
+  private async handle(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
+    if (job.data.v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(job.data.v)}`);
+    const started = process.hrtime.bigint();
+    const { invocation, settled } = await this.runner.runJob(job.data);
+    if (job.data.replyTo) {
+      // A lost reply is not fatal: the gateway falls back to the job record.
+      await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
+    }
+    await settled;
+    this.hooks.onFinished(invocation, Number(process.hrtime.bigint() - started) / 1e9);
+    return invocation;
+  }
+
+  /** After the last attempt, the caller still gets a terminal answer instead of waiting out its timeout. */
+  private async onFailed(job: Job<InvocationJob, Invocation> | undefined, error: Error): Promise<void> {
+    if (!job) return;
+    const attempts = job.opts.attempts ?? 1;
+    if (job.attemptsMade < attempts && !(error instanceof UnrecoverableError)) return;
+    this.hooks.onInfrastructureFailure();
+    if (!job.data.replyTo) return;
+    const invocation: Invocation = {
+      id: job.data.invocationId,
+      tool: toolNameOf(job.data.toolId),
+      toolId: job.data.toolId,
+      version: job.data.version,
+      status: 'failed',
+      error: { code: ErrorCode.UNAVAILABLE, message: `the invocation could not be run: ${error.message}` },
+      durationMs: 0,
+    };
+    await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
+  }
+}

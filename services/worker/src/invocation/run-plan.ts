@@ -1,0 +1,27 @@
+import type { InvocationContext, JsonValue } from '@toolhost/contracts';
+import type { AuditEntry } from '@toolhost/queue';
+import type { CallBudget } from '@toolhost/sandbox';
+
+/** One run in an invocation tree: the root (from the queue) or a nested `ctx.tools` call. */
+export interface RunPlan {
+  invocationId: string;
+  parentInvocationId?: string;
+  tenantId: string;
+  toolId: string;
+  version: number;
+  input: JsonValue;
+  context: InvocationContext;
+  /** Shared by the whole tree. */
+  budget: CallBudget;
+  /** Epoch ms by which the whole tree must be done. */
+  deadlineAt: number;
+  /** Outcome writes of the tree; the root job completes only once all of them are durable. */
+  pendingWrites: Promise<void>[];
+  /** The run whose `ctx.tools` call started this one. */
+  parent?: RunPlan;
+  /** Set when a run below this one ran out of the tree's budget: this run then ends BUDGET_EXCEEDED too. */
+  budgetExceededBelow?: boolean;
+}
+
+/** Audit rows collected during one run, written with its outcome. */
+export type AuditLog = AuditEntry[];

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import {
+  parseToolRef,
+  toolNameOf,
+  type InputProblem,
+  type InputValidatorCache,
+  type InternalToolVersion,
+  type JsonValue,
+} from '@toolhost/contracts';
+import type { RunContext, ToolBridge, ToolCallAnswer } from '@toolhost/sandbox';
+import { BuiltinInputError } from '../builtins/builtin-input.error';
+import type { BuiltinRegistry } from '../builtins/builtin-registry';
+import type { ToolCatalog } from '../registry/tool-catalog';
+import type { AuditLog, RunPlan } from './run-plan';
+
+const problemsJson = (problems: InputProblem[]): JsonValue =>
+  problems.map((problem) => ({ path: problem.path, message: problem.message }));
+
+const MAX_AUDIT_ROWS_PER_RUN = 100;
+const MAX_AUDIT_EVENT_LENGTH = 100;
+const MAX_AUDIT_DATA_BYTES = 16 * 1024;
+
+/** Runs a nested custom tool and answers what `ctx.tools` resolves to. Implemented by the InvocationRunner. */
+export type NestedRun = (plan: RunPlan) => Promise<ToolCallAnswer>;
+
+/**
+ * The host side of `ctx.tools` and `ctx.audit` for one run. The budget is taken by the sandbox before a call
+ * reaches here; this class enforces `allowedTools`, resolves and validates the callee, and dispatches it.
+ */
+export class ToolCallBridge implements ToolBridge {
+  private callIndex = 0;
+
+  constructor(
+    private readonly caller: InternalToolVersion,
+    private readonly plan: RunPlan,
+    private readonly runContext: RunContext,
+    private readonly audits: AuditLog,
+    private readonly catalog: ToolCatalog,
+    private readonly builtins: BuiltinRegistry,
+    private readonly schemas: InputValidatorCache,
+    private readonly runNested: NestedRun,
+  ) {}
+
+  async callTool(name: string, input: JsonValue): Promise<ToolCallAnswer> {
+    const callIndex = this.callIndex++;
+    const answer = await this.dispatch(name, input, callIndex);
+    const failed = typeof answer === 'object' && answer !== null && !Array.isArray(answer) && 'error' in answer;
+    this.recordAudit('tool.call', { tool: name, callIndex, status: failed ? 'failed' : 'succeeded' });
+    return answer;
+  }
+
+  audit(event: string, data?: JsonValue): Promise<void> {
+    if (typeof event !== 'string' || event.length === 0 || event.length > MAX_AUDIT_EVENT_LENGTH) {
+      return Promise.reject(new Error(`audit event must be a string of 1 to ${MAX_AUDIT_EVENT_LENGTH} characters`));
+    }
+    if (data !== undefined && Buffer.byteLength(JSON.stringify(data)) > MAX_AUDIT_DATA_BYTES) {
+      return Promise.reject(new Error(`audit data is larger than ${MAX_AUDIT_DATA_BYTES} bytes`));
+    }
+    if (this.audits.length >= MAX_AUDIT_ROWS_PER_RUN) {
+      return Promise.reject(new Error(`at most ${MAX_AUDIT_ROWS_PER_RUN} audit rows per invocation`));
+    }
+    this.recordAudit(event, data ?? null);
+    return Promise.resolve();
+  }
+
+  private recordAudit(event: string, data: JsonValue): void {
+    if (this.audits.length < MAX_AUDIT_ROWS_PER_RUN) this.audits.push({ event, data, at: new Date().toISOString() });
+  }
+
+  private async dispatch(name: string, input: JsonValue, callIndex: number): Promise<ToolCallAnswer> {
+    const ref = parseToolRef(name);
+    if (ref) return this.callCustom(name, ref.id, ref.version, input);
+    if (!this.isAllowedBuiltin(name)) return { error: 'TOOL_NOT_ALLOWED', details: { tool: name } };
+    const local = this.builtins.localTool(name);
+    if (local) {
+      const check = this.schemas.check(`builtin:${name}`, 0, local.inputSchema, input);
+      if (!check.ok)
+        return {
+          error: 'VALIDATION_FAILED',
+          details: { tool: name, errors: problemsJson(check.problems), received: input },
+        };
+      try {
+        return await local.call(input, this.runContext);
+      } catch (error) {
+        if (error instanceof BuiltinInputError) {
+          return { error: 'VALIDATION_FAILED', details: { tool: name, message: error.message } };
+        }
+        throw error;
+      }
+    }
+    if (!this.builtins.operator) return { error: 'TOOL_NOT_FOUND', details: { tool: name } };
+    return this.builtins.operator.call(name, input, this.runContext, `${this.plan.invocationId}:${callIndex}`);
+  }
+
+  /** Without `allowedTools` a tool may call every built-in; with it, only the names it lists. */
+  private isAllowedBuiltin(name: string): boolean {
+    return this.caller.allowedTools === null || this.caller.allowedTools.includes(name);
+  }
+
+  private async callCustom(
+    name: string,
+    id: string,
+    pinned: number | undefined,
+    input: JsonValue,
+  ): Promise<ToolCallAnswer> {
+    const allowed = this.caller.allowedTools ?? [];
+    if (!allowed.includes(toolNameOf(id)) && !allowed.includes(name)) {
+      return { error: 'TOOL_NOT_ALLOWED', details: { tool: name } };
+    }
+    const record = await this.catalog.current(id);
+    // Another tenant's tool is answered exactly like a missing one.
+    if (!record || record.tenantId !== this.plan.tenantId) return { error: 'TOOL_NOT_FOUND', details: { tool: name } };
+    if (record.status !== 'active') return { error: 'TOOL_DISABLED', details: { tool: name } };
+    const version = pinned ?? record.version;
+    const callee = await this.catalog.version(id, version);
+    if (!callee) return { error: 'TOOL_NOT_FOUND', details: { tool: name, version } };
+    const check = this.schemas.check(id, version, callee.inputSchema, input);
+    if (!check.ok)
+      return {
+        error: 'VALIDATION_FAILED',
+        details: { tool: name, errors: problemsJson(check.problems), received: input },
+      };
+    return this.runNested({
+      invocationId: randomUUID(),
+      parentInvocationId: this.plan.invocationId,
+      tenantId: this.plan.tenantId,
+      toolId: id,
+      version,
+      input,
+      context: this.plan.context,
+      budget: this.plan.budget,
+      deadlineAt: this.plan.deadlineAt,
+      pendingWrites: this.plan.pendingWrites,
+      parent: this.plan,
+    });
+  }
+}

@@ -1,0 +1,116 @@
+import { Queue } from 'bullmq';
+import type Redis from 'ioredis';
+import type { InputValidatorCache } from '@toolhost/contracts';
+import type { OutcomeJob } from '@toolhost/queue';
+import { OUTCOMES_QUEUE, createRedis } from '@toolhost/queue';
+import type { MetricsService } from '@toolhost/observability';
+import { BuiltinRegistry } from './builtins/builtin-registry';
+import { CalculateBuiltin } from './builtins/calculate.builtin';
+import { OperatorToolsClient } from './builtins/operator-tools.client';
+import { InvocationProcessor } from './invocation/invocation.processor';
+import { InvocationRunner } from './invocation/invocation-runner';
+import { ReplyPublisher } from './invocation/reply-publisher';
+import { OutcomePublisher } from './outcomes/outcome-publisher';
+import { RegistryClient } from './registry/registry.client';
+import { ToolCatalog } from './registry/tool-catalog';
+import { ToolChangeSubscriber } from './registry/tool-change.subscriber';
+import type { SandboxRunner } from './sandbox/sandbox-runner';
+import type { WorkerConfig } from './worker.config';
+
+/**
+ * The worker's composition root: plain classes wired by hand, so the order of start and stop is explicit.
+ * Nest only hosts it (health, metrics, shutdown hooks).
+ */
+export class WorkerRuntime {
+  readonly catalog: ToolCatalog;
+  readonly registry: RegistryClient;
+  private readonly queueConnection: Redis;
+  private readonly producer: Redis;
+  private readonly outcomesQueue: Queue<OutcomeJob>;
+  private readonly outcomes: OutcomePublisher;
+  private readonly toolChanges: ToolChangeSubscriber;
+  private readonly processor: InvocationProcessor;
+  private started = false;
+
+  constructor(
+    private readonly config: WorkerConfig,
+    readonly sandbox: SandboxRunner,
+    schemas: InputValidatorCache,
+    metrics: MetricsService,
+  ) {
+    this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
+    this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
+    this.toolChanges = new ToolChangeSubscriber(config.REDIS_URL, (event) => this.catalog.invalidate(event.toolId));
+    this.queueConnection = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-jobs');
+    this.producer = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-producer');
+    this.outcomesQueue = new Queue<OutcomeJob>(OUTCOMES_QUEUE, {
+      connection: this.producer,
+      prefix: config.QUEUE_PREFIX,
+    });
+    this.outcomes = new OutcomePublisher(this.outcomesQueue);
+    const operator = config.BUILTIN_TOOLS_URL
+      ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
+      : undefined;
+    const builtins = new BuiltinRegistry([new CalculateBuiltin()], operator);
+    const runner = new InvocationRunner(this.catalog, sandbox, builtins, schemas, this.outcomes, {
+      wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
+      toolCallBudget: config.TOOL_CALL_BUDGET,
+    });
+
+    const finished = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
+      'status',
+      'code',
+    ]);
+    const duration = metrics.histogram('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', [
+      'status',
+    ]);
+    const infraFailures = metrics.counter(
+      'toolhost_worker_infrastructure_failures_total',
+      'Jobs that failed for infrastructure reasons after their last attempt',
+    );
+    this.processor = new InvocationProcessor(
+      runner,
+      new ReplyPublisher(this.producer),
+      {
+        onFinished: (invocation, seconds) => {
+          finished.inc({ status: invocation.status, code: invocation.error?.code ?? 'OK' });
+          duration.observe({ status: invocation.status }, seconds);
+        },
+        onInfrastructureFailure: () => infraFailures.inc(),
+      },
+      { connection: this.queueConnection, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY },
+    );
+  }
+
+  /** Starts consuming once Redis and the registry answer (a worker that cannot fetch code must not take jobs). */
+  async start(signal: AbortSignal): Promise<void> {
+    for (let delay = 100; !signal.aborted; delay = Math.min(delay * 2, 2_000)) {
+      try {
+        await this.producer.ping();
+        const registry = await fetch(`${this.config.REGISTRY_URL}/health/live`, { signal: AbortSignal.timeout(2_000) });
+        if (registry.ok) break;
+      } catch {
+        // not yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+    if (signal.aborted) return;
+    await this.toolChanges.start();
+    this.processor.start();
+    this.started = true;
+  }
+
+  get isConsuming(): boolean {
+    return this.started;
+  }
+
+  /** Drain: stop taking jobs, finish active ones, flush outcomes, then close the sandbox and connections. */
+  async stop(): Promise<void> {
+    await this.processor.close();
+    await this.outcomes.drain();
+    await this.sandbox.close();
+    await this.toolChanges.close();
+    await this.outcomesQueue.close();
+    await Promise.allSettled([this.producer.quit(), this.queueConnection.quit()]);
+  }
+}

@@ -1,0 +1,104 @@
+import { availableParallelism } from 'node:os';
+import { commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
+import { DEFAULT_LIMITS } from '@toolhost/contracts';
+import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
+
+/** The worker's environment. Read once at boot; nothing else reads process.env. */
+export const workerEnvSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnvProperties,
+    WORKER_PORT: { type: 'integer', default: 3002, minimum: 0, maximum: 65535, description: 'metrics and health port' },
+    WORKER_HOST: { type: 'string', default: '0.0.0.0', description: 'address the worker HTTP server listens on' },
+    REGISTRY_URL: { type: 'string', default: 'http://127.0.0.1:3001', description: 'registry base URL (internal API)' },
+    INTERNAL_API_TOKEN: { type: 'string', minLength: 16, description: 'bearer token of the registry internal API' },
+    QUEUE_PREFIX: { type: 'string', default: DEFAULT_QUEUE_PREFIX, description: 'BullMQ key prefix' },
+    WORKER_CONCURRENCY: {
+      type: 'integer',
+      default: 64,
+      minimum: 1,
+      description: 'jobs one worker process runs at once (async tools wait on bridges, so more than cores)',
+    },
+    SANDBOX_PROCESSES: {
+      type: 'integer',
+      default: Math.max(1, availableParallelism()),
+      minimum: 1,
+      description: 'forked sandbox child processes',
+    },
+    SANDBOX_MAX_RUNS_PER_PROCESS: {
+      type: 'integer',
+      default: 10_000,
+      minimum: 1,
+      description: 'a sandbox child is recycled after this many runs',
+    },
+    SANDBOX_MAX_RSS_MB: {
+      type: 'integer',
+      default: 1024,
+      minimum: 64,
+      description: 'a sandbox child is recycled when its RSS grows past this',
+    },
+    SANDBOX_MODE: {
+      type: 'string',
+      enum: ['compartment', 'fresh-context'],
+      default: 'compartment',
+      description: 'fresh-context compiles into a new isolated-vm Context per call (benchmark baseline only)',
+    },
+    INVOCATION_WALL_CLOCK_MS: {
+      type: 'integer',
+      default: DEFAULT_LIMITS.invocationWallClockMs,
+      minimum: 100,
+      description: 'wall clock for a whole invocation tree, ctx.tools calls included',
+    },
+    TOOL_CALL_BUDGET: {
+      type: 'integer',
+      default: DEFAULT_LIMITS.toolCallBudget,
+      minimum: 0,
+      description: 'ctx.tools calls per invocation tree, recursion included',
+    },
+    BUILTIN_TOOLS_URL: {
+      type: 'string',
+      pattern: '^https?://',
+      description: 'operator endpoint serving built-in tools (POST {name, input, context, idempotencyKey})',
+    },
+    BUILTIN_TOOLS_TIMEOUT_MS: {
+      type: 'integer',
+      default: 10_000,
+      minimum: 1,
+      description: 'operator endpoint timeout',
+    },
+    TOOL_CACHE: {
+      type: 'string',
+      enum: ['on', 'off'],
+      default: 'on',
+      description: 'off fetches code from the registry on every run (benchmark baseline only)',
+    },
+  },
+} as const satisfies EnvSchema;
+
+export interface WorkerConfig extends CommonConfig {
+  WORKER_PORT: number;
+  WORKER_HOST: string;
+  REGISTRY_URL: string;
+  INTERNAL_API_TOKEN?: string;
+  QUEUE_PREFIX: string;
+  WORKER_CONCURRENCY: number;
+  SANDBOX_PROCESSES: number;
+  SANDBOX_MAX_RUNS_PER_PROCESS: number;
+  SANDBOX_MAX_RSS_MB: number;
+  SANDBOX_MODE: 'compartment' | 'fresh-context';
+  INVOCATION_WALL_CLOCK_MS: number;
+  TOOL_CALL_BUDGET: number;
+  BUILTIN_TOOLS_URL?: string;
+  BUILTIN_TOOLS_TIMEOUT_MS: number;
+  TOOL_CACHE: 'on' | 'off';
+}
+
+export const WORKER_CONFIG = Symbol('WORKER_CONFIG');
+
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): Readonly<WorkerConfig> {
+  const config = loadConfig<WorkerConfig>(workerEnvSchema, env);
+  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_TOKEN) {
+    throw new Error('Invalid configuration:\n  - INTERNAL_API_TOKEN: required in production');
+  }
+  return config;
+}
