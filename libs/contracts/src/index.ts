@@ -6,3 +6,5 @@ export * from './registry.schemas';
 export * from './api-key';
 export * from './internal-api.types';
 export * from './lru-cache';
+export * from './gateway.schemas';
+export * from './input-validator-cache';

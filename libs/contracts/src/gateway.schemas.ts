@@ -1,0 +1,79 @@
+import type { InvocationContext } from './invocation.types';
+import type { JsonValue } from './tool.types';
+
+/**
+ * JSON Schemas of the gateway's request bodies (draft-07 keywords only, so any ajv instance compiles them).
+ * The gateway validates with them and builds its OpenAPI document from them; gRPC and MCP reuse them.
+ */
+
+/** Formats `GET /v1/tools?format=` knows. */
+export const TOOL_LIST_FORMATS = ['openai', 'anthropic', 'mcp', 'pi'] as const;
+export type ToolListFormat = (typeof TOOL_LIST_FORMATS)[number];
+
+/** Upper bound of `timeoutMs` a caller may ask to wait; the gateway's own cap (config) may be lower. */
+export const MAX_INVOKE_WAIT_MS = 300_000;
+
+export const invocationContextSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'Agent context, exposed to tool code as ctx.*',
+  properties: {
+    agentId: { type: 'string', maxLength: 256 },
+    agentName: { type: 'string', maxLength: 256 },
+    powerUserId: { type: 'string', maxLength: 256 },
+    toolCallId: { type: 'string', maxLength: 256 },
+    conversationId: { type: 'string', maxLength: 256 },
+  },
+} as const;
+
+export const invokeRequestSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tool', 'input'],
+  properties: {
+    tool: { type: 'string', minLength: 1, maxLength: 128, description: '`custom_<id>` or the bare id' },
+    input: { description: "The tool's input; validated against the tool's inputSchema" },
+    context: invocationContextSchema,
+    wait: { type: 'boolean', default: true, description: 'Wait for the result (default) or answer 202 at once' },
+    timeoutMs: {
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_INVOKE_WAIT_MS,
+      description: 'How long this request waits for the result before answering 202 (default 30 s)',
+    },
+  },
+} as const;
+
+/** `POST /v1/invocations` body, once it passed `invokeRequestSchema`. */
+export interface InvokeRequest {
+  tool: string;
+  input: JsonValue;
+  context?: InvocationContext;
+  wait?: boolean;
+  timeoutMs?: number;
+}
+
+/** 202 answer: the invocation is accepted and may be polled at `GET /v1/invocations/{id}`. */
+export interface InvocationAccepted {
+  id: string;
+  status: 'queued';
+}
+
+/** The OpenAI function-calling form of a tool, as `GET /v1/tools?format=openai` lists it. */
+export interface OpenAiToolDefinition {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonValue };
+}
+
+export interface AnthropicToolDefinition {
+  name: string;
+  description: string;
+  input_schema: JsonValue;
+}
+
+export interface McpToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonValue;
+}

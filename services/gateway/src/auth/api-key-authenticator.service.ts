@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import { LruCache } from '@toolhost/contracts';
+import { GatewayError } from '../errors/gateway.error';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import { RegistryUnavailableError, type RegistryClient } from '../registry/registry.client';
+import type { Principal, Scope } from './principal';
+
+/** Unknown keys are remembered briefly too, so a client retrying a bad key cannot hammer the registry. */
+const NEGATIVE_TTL_MS = 2_000;
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Bearer key → Principal through the registry, cached in-process by the key's SHA-256 (never the key itself).
+ * A revoked key keeps working for at most the positive TTL.
+ */
+export class ApiKeyAuthenticator {
+  private readonly known: LruCache<string, Principal | undefined>;
+  private readonly unknown: LruCache<string, true>;
+
+  constructor(
+    private readonly registry: RegistryClient,
+    private readonly metrics: GatewayMetrics,
+    ttlMs: number,
+  ) {
+    this.known = new LruCache(MAX_ENTRIES, ttlMs);
+    this.unknown = new LruCache(MAX_ENTRIES, Math.min(ttlMs, NEGATIVE_TTL_MS));
+  }
+
+  /** The principal of an `Authorization` header value; UNAUTHORIZED for none or a bad key. */
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    if (!match) throw GatewayError.unauthorized('missing Authorization: Bearer <key>');
+    const key = match[1];
+    const hash = createHash('sha256').update(key, 'utf8').digest('hex');
+    const cached = this.known.get(hash);
+    if (cached) {
+      this.metrics.cacheLookup('auth', true);
+      return cached;
+    }
+    if (this.unknown.get(hash)) {
+      this.metrics.cacheLookup('auth', true);
+      throw GatewayError.unauthorized();
+    }
+    this.metrics.cacheLookup('auth', false);
+    let principal: Principal | undefined;
+    try {
+      // getOrLoad does not cache undefined; the negative cache below remembers unknown keys.
+      principal = await this.known.getOrLoad(hash, () => this.registry.verifyKey(key));
+    } catch (error) {
+      if (error instanceof RegistryUnavailableError) throw GatewayError.unavailable('cannot verify the key now');
+      throw error;
+    }
+    if (!principal) {
+      this.unknown.set(hash, true);
+      throw GatewayError.unauthorized();
+    }
+    return principal;
+  }
+
+  /** FORBIDDEN unless the principal carries `scope`. */
+  static requireScope(principal: Principal, scope: Scope): void {
+    if (!principal.scopes.includes(scope)) throw GatewayError.forbidden(`this key lacks the "${scope}" scope`);
+  }
+}

@@ -1,0 +1,127 @@
+import { commonEnvProperties, ConfigError, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
+import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
+
+/** The gateway's environment. Read once at boot; nothing else reads process.env. */
+export const gatewayEnvSchema = {
+  type: 'object',
+  properties: {
+    ...commonEnvProperties,
+    GATEWAY_PORT: { type: 'integer', default: 3000, minimum: 0, maximum: 65535, description: 'gateway HTTP port' },
+    GATEWAY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the gateway listens on' },
+    REGISTRY_URL: {
+      type: 'string',
+      default: 'http://127.0.0.1:3001',
+      pattern: '^https?://',
+      description: 'base URL of the registry (key verification, tool records)',
+    },
+    INTERNAL_API_TOKEN: {
+      type: 'string',
+      minLength: 16,
+      description: "bearer token of the registry's internal API; required in production",
+    },
+    REGISTRY_TIMEOUT_MS: {
+      type: 'integer',
+      default: 2_000,
+      minimum: 50,
+      description: 'a registry call that takes longer answers 503 UNAVAILABLE',
+    },
+    QUEUE_PREFIX: { type: 'string', default: DEFAULT_QUEUE_PREFIX, minLength: 1, description: 'BullMQ key prefix' },
+    ENQUEUE_TIMEOUT_MS: {
+      type: 'integer',
+      default: 1_000,
+      minimum: 10,
+      description: 'bound on one Redis round trip of the invoke path; past it the call answers 503',
+    },
+    INVOKE_WAIT_DEFAULT_MS: {
+      type: 'integer',
+      default: 30_000,
+      minimum: 0,
+      description: 'how long POST /v1/invocations waits for the result when the caller does not say',
+    },
+    INVOKE_WAIT_MAX_MS: {
+      type: 'integer',
+      default: 120_000,
+      minimum: 0,
+      description: 'cap on the timeoutMs a caller may ask to wait',
+    },
+    RATE_LIMIT_PER_SEC: {
+      type: 'number',
+      default: 2_000,
+      minimum: 0,
+      description: 'invocations per second per tenant (token bucket refill rate), shared by all gateways; 0 = off',
+    },
+    RATE_LIMIT_BURST: { type: 'integer', default: 4_000, minimum: 1, description: 'token bucket size per tenant' },
+    MAX_CONCURRENT_PER_TENANT: {
+      type: 'integer',
+      default: 512,
+      minimum: 0,
+      description: 'unfinished invocations a tenant may have across all gateways; 0 = unlimited',
+    },
+    CONCURRENCY_SLOT_TTL_MS: {
+      type: 'integer',
+      default: 120_000,
+      minimum: 1_000,
+      description: 'a concurrency slot nobody released (lost reply, crashed gateway) is reclaimed after this age',
+    },
+    TOOL_CACHE_TTL_MS: {
+      type: 'integer',
+      default: 60_000,
+      minimum: 0,
+      description: 'safety-net lifetime of a cached tool record; tool-changed events invalidate sooner',
+    },
+    AUTH_CACHE_TTL_MS: {
+      type: 'integer',
+      default: 10_000,
+      minimum: 0,
+      description: 'how long a verified key is trusted without asking the registry again (revocation delay)',
+    },
+    DRAIN_TIMEOUT_MS: {
+      type: 'integer',
+      default: 5_000,
+      minimum: 0,
+      description: 'on SIGTERM, how long waiting requests may still wait before they answer 202',
+    },
+    REPLY_MODE: {
+      type: 'string',
+      enum: ['pubsub', 'queue-events'],
+      default: 'pubsub',
+      description: "pubsub: this gateway's own reply channel; queue-events: BullMQ QueueEvents (benchmark baseline)",
+    },
+    TOOL_CACHE: {
+      type: 'string',
+      enum: ['on', 'off'],
+      default: 'on',
+      description: 'off: fetch the tool and compile its validator on every call (benchmark baseline)',
+    },
+  },
+} as const satisfies EnvSchema;
+
+export interface GatewayConfig extends CommonConfig {
+  GATEWAY_PORT: number;
+  GATEWAY_HOST: string;
+  REGISTRY_URL: string;
+  INTERNAL_API_TOKEN?: string;
+  REGISTRY_TIMEOUT_MS: number;
+  QUEUE_PREFIX: string;
+  ENQUEUE_TIMEOUT_MS: number;
+  INVOKE_WAIT_DEFAULT_MS: number;
+  INVOKE_WAIT_MAX_MS: number;
+  RATE_LIMIT_PER_SEC: number;
+  RATE_LIMIT_BURST: number;
+  MAX_CONCURRENT_PER_TENANT: number;
+  CONCURRENCY_SLOT_TTL_MS: number;
+  TOOL_CACHE_TTL_MS: number;
+  AUTH_CACHE_TTL_MS: number;
+  DRAIN_TIMEOUT_MS: number;
+  REPLY_MODE: 'pubsub' | 'queue-events';
+  TOOL_CACHE: 'on' | 'off';
+}
+
+/** Validates `env` against the schema; throws ConfigError listing every bad variable. */
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
+  const config = loadConfig<GatewayConfig>(gatewayEnvSchema, env);
+  if (config.NODE_ENV === 'production' && !config.INTERNAL_API_TOKEN) {
+    throw new ConfigError(['INTERNAL_API_TOKEN: required in production']);
+  }
+  return config;
+}

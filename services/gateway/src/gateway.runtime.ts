@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
+import { MetricsService, RedisReadinessCheck, type ReadinessCheck } from '@toolhost/observability';
+import { createRedis, replyChannel, TOOL_CHANGED_CHANNEL, type ToolChangedEvent } from '@toolhost/queue';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator.service';
+import type { GatewayConfig } from './gateway.config';
+import { InvocationService } from './invocations/invocation.service';
+import { PubSubReplyWaiter } from './invocations/pubsub-reply-waiter.service';
+import type { ReplyWaiter } from './invocations/reply-waiter';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { BullmqInvocationQueue } from './redis/bullmq-invocation-queue.adapter';
+import { QueueEventsReplyWaiter } from './redis/queue-events-reply-waiter.adapter';
+import { RedisQuotaStore } from './redis/redis-quota-store.adapter';
+import { RedisSubscriber } from './redis/redis-subscriber.adapter';
+import { RegistryHttpClient } from './registry/registry-http.client';
+import type { RegistryClient } from './registry/registry.client';
+import { ToolListingService } from './tools/tool-listing.service';
+import { ToolResolver } from './tools/tool-resolver.service';
+
+function parseToolChanged(raw: string): ToolChangedEvent | undefined {
+  try {
+    const value = JSON.parse(raw) as Partial<ToolChangedEvent> | null;
+    return value && typeof value.toolId === 'string' ? (value as ToolChangedEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The gateway's composition root: every connection, adapter and service of one process, built from the config.
+ * Nest providers hand these out; `close` releases them. Kept out of Nest so the services stay plain classes.
+ */
+export class GatewayRuntime {
+  /** Random per process: names this gateway's reply channel. */
+  readonly gatewayId = randomUUID();
+  readonly metrics: GatewayMetrics;
+  readonly registry: RegistryClient;
+  readonly authenticator: ApiKeyAuthenticator;
+  readonly tools: ToolResolver;
+  readonly listing: ToolListingService;
+  readonly invocations: InvocationService;
+  readonly readinessChecks: ReadinessCheck[];
+  private readonly producer: Redis;
+  private readonly subscriber: RedisSubscriber;
+  private readonly queue: BullmqInvocationQueue;
+  private readonly replies: ReplyWaiter & { close(): void | Promise<void> };
+  private readonly redisCheck: RedisReadinessCheck;
+  private readonly extraConnections: Redis[] = [];
+
+  constructor(config: GatewayConfig, metricsService: MetricsService) {
+    this.metrics = new GatewayMetrics(metricsService);
+    this.registry = new RegistryHttpClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN, config.REGISTRY_TIMEOUT_MS);
+    this.authenticator = new ApiKeyAuthenticator(this.registry, this.metrics, config.AUTH_CACHE_TTL_MS);
+    const cacheOn = config.TOOL_CACHE === 'on';
+    this.tools = new ToolResolver(this.registry, this.metrics, config.TOOL_CACHE_TTL_MS, cacheOn);
+    this.listing = new ToolListingService(this.registry);
+
+    this.producer = createRedis(config.REDIS_URL, 'producer', `gateway-producer-${this.gatewayId}`);
+    this.subscriber = new RedisSubscriber(config.REDIS_URL, `gateway-subscriber-${this.gatewayId}`);
+    this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS);
+    const quota = new RedisQuotaStore(
+      this.producer,
+      config.QUEUE_PREFIX,
+      {
+        ratePerSec: config.RATE_LIMIT_PER_SEC,
+        burst: config.RATE_LIMIT_BURST,
+        maxConcurrent: config.MAX_CONCURRENT_PER_TENANT,
+        slotTtlMs: config.CONCURRENCY_SLOT_TTL_MS,
+      },
+      config.ENQUEUE_TIMEOUT_MS,
+    );
+
+    if (config.REPLY_MODE === 'queue-events') {
+      const eventsConnection = createRedis(config.REDIS_URL, 'worker', `gateway-events-${this.gatewayId}`);
+      this.extraConnections.push(eventsConnection);
+      this.replies = new QueueEventsReplyWaiter(
+        this.queue,
+        this.queue.queueEvents(eventsConnection, config.QUEUE_PREFIX),
+      );
+    } else {
+      const waiter = new PubSubReplyWaiter(replyChannel(this.gatewayId), this.metrics, config.CONCURRENCY_SLOT_TTL_MS);
+      this.subscriber.subscribe(waiter.replyTo, (message) => waiter.handleMessage(message));
+      this.replies = waiter;
+    }
+    this.subscriber.subscribe(TOOL_CHANGED_CHANNEL, (message) => {
+      const event = parseToolChanged(message);
+      if (event) this.tools.invalidate(event.toolId);
+    });
+    // Events published while the subscriber was away are lost: start from an empty tool cache.
+    this.subscriber.onReconnect(() => this.tools.invalidateAll());
+
+    const validators = new InputValidatorCache({ enabled: cacheOn });
+    this.invocations = new InvocationService(this.tools, validators, quota, this.queue, this.replies, this.metrics, {
+      waitDefaultMs: config.INVOKE_WAIT_DEFAULT_MS,
+      waitMaxMs: config.INVOKE_WAIT_MAX_MS,
+      maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
+    });
+
+    this.redisCheck = new RedisReadinessCheck(config.REDIS_URL);
+    this.readinessChecks = [this.redisCheck, { name: 'registry', check: () => this.registry.ping() }];
+  }
+
+  /** Resolves once the pub/sub subscriptions are live (a reply published before that would be missed). */
+  async subscribed(): Promise<void> {
+    await this.subscriber.ready();
+  }
+
+  /** Lets waiting requests finish for up to `graceMs`, then answers the rest with 202. */
+  async drain(graceMs: number): Promise<void> {
+    await this.replies.drain(graceMs);
+  }
+
+  async close(): Promise<void> {
+    await this.replies.close();
+    await this.queue.close();
+    await this.subscriber.close();
+    await this.redisCheck.close();
+    for (const connection of [this.producer, ...this.extraConnections]) {
+      await connection.quit().catch(() => connection.disconnect());
+    }
+  }
+}

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import Ajv from 'ajv';
+import {
+  ErrorCode,
+  InputSchemaError,
+  invokeRequestSchema,
+  toolNameOf,
+  type InputValidatorCache,
+  type Invocation,
+  type InvocationAccepted,
+  type InvokeRequest,
+  type JsonObject,
+} from '@toolhost/contracts';
+import type { InvocationJobV1 } from '@toolhost/queue';
+import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.service';
+import type { Principal } from '../auth/principal';
+import { GatewayError } from '../errors/gateway.error';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { ToolResolver } from '../tools/tool-resolver.service';
+import type { InvocationQueue } from './invocation-queue';
+import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
+import type { QuotaStore } from './quota-store';
+import type { ReplyWaiter } from './reply-waiter';
+
+/** 200 with the finished invocation, or 202 when it is still queued or running. */
+export type InvokeOutcome = { status: 200; body: Invocation } | { status: 202; body: InvocationAccepted };
+
+export interface InvocationSettings {
+  waitDefaultMs: number;
+  waitMaxMs: number;
+  maxInputBytes: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const requestAjv = new Ajv({ allErrors: true, strict: true });
+const validateRequest = requestAjv.compile<InvokeRequest>(invokeRequestSchema);
+
+function parseRequest(body: unknown): InvokeRequest {
+  if (validateRequest(body)) return body;
+  const errors = validateRequest.errors ?? [];
+  const unknownField = errors.find((e) => e.keyword === 'additionalProperties');
+  const problems = errors.map((e) => {
+    const extra = (e.params as { additionalProperty?: unknown; missingProperty?: unknown }) ?? {};
+    const name = typeof extra.additionalProperty === 'string' ? extra.additionalProperty : extra.missingProperty;
+    const path = typeof name === 'string' ? `${e.instancePath}/${name}` : e.instancePath || '/';
+    return {
+      path,
+      message: e.keyword === 'additionalProperties' ? 'is not a known field' : (e.message ?? 'is invalid'),
+    };
+  });
+  const summary = unknownField ? 'unknown field in the request body' : 'invalid request body';
+  throw GatewayError.badRequest(`${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+}
+
+const NOT_ENQUEUED = 'the invocation queue is unavailable; nothing was enqueued';
+
+function isRedisDown(error: unknown): boolean {
+  return !(error instanceof GatewayError);
+}
+
+/**
+ * The invocation pipeline, independent of the transport (HTTP today; gRPC and MCP call the same methods):
+ * parse → resolve the tool → validate the input → quota → enqueue → wait on this gateway's reply channel.
+ */
+export class InvocationService {
+  constructor(
+    private readonly tools: ToolResolver,
+    private readonly validators: InputValidatorCache,
+    private readonly quota: QuotaStore,
+    private readonly queue: InvocationQueue,
+    private readonly replies: ReplyWaiter,
+    private readonly metrics: GatewayMetrics,
+    private readonly settings: InvocationSettings,
+  ) {}
+
+  /** `POST /v1/invocations`. Throws GatewayError for every refusal; nothing is enqueued when it throws. */
+  async invoke(principal: Principal, body: unknown): Promise<InvokeOutcome> {
+    try {
+      ApiKeyAuthenticator.requireScope(principal, 'invoke');
+      const outcome = await this.run(principal, parseRequest(body));
+      if (outcome.status === 202) this.metrics.invocation('accepted');
+      else
+        this.metrics.invocation(
+          outcome.body.status === 'succeeded' ? 'succeeded' : 'failed',
+          outcome.body.error?.code ?? '',
+        );
+      return outcome;
+    } catch (error) {
+      this.metrics.invocation('rejected', error instanceof GatewayError ? error.code : ErrorCode.INTERNAL);
+      throw error;
+    }
+  }
+
+  /** `GET /v1/invocations/{id}`: the job record is the durable answer; another tenant's id is NOT_FOUND. */
+  async get(principal: Principal, invocationId: string): Promise<Invocation> {
+    ApiKeyAuthenticator.requireScope(principal, 'invoke');
+    if (!UUID.test(invocationId)) throw GatewayError.notFound('invocation');
+    const snapshot = await this.readJob(invocationId.toLowerCase());
+    if (!snapshot || snapshot.data.tenantId !== principal.tenantId) throw GatewayError.notFound('invocation');
+    return InvocationSnapshotMapper.toInvocation(snapshot);
+  }
+
+  private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
+    const inputBytes = Buffer.byteLength(JSON.stringify(request.input), 'utf8');
+    if (inputBytes > this.settings.maxInputBytes) {
+      throw GatewayError.payloadTooLarge(`input is ${inputBytes} bytes; the limit is ${this.settings.maxInputBytes}`, {
+        limitBytes: this.settings.maxInputBytes,
+        receivedBytes: inputBytes,
+      });
+    }
+    const tool = await this.tools.resolve(principal.tenantId, request.tool);
+    this.validate(tool.toolId, tool.version, tool.inputSchema, request);
+
+    const invocationId = randomUUID();
+    const decision = await this.guardRedis(() => this.quota.acquire(principal.tenantId, invocationId), NOT_ENQUEUED);
+    if (!decision.admitted) {
+      this.metrics.limited(decision.reason);
+      const what = decision.reason === 'rate' ? 'rate limit' : 'concurrency quota';
+      throw GatewayError.rateLimited(`tenant is over its ${what}`, decision.retryAfterMs);
+    }
+    const release = (): void => this.quota.release(principal.tenantId, invocationId);
+    const pending = this.replies.expect(invocationId, release);
+    const job: InvocationJobV1 = {
+      v: 1,
+      invocationId,
+      tenantId: principal.tenantId,
+      toolId: tool.toolId,
+      version: tool.version,
+      input: request.input,
+      context: request.context ?? {},
+      replyTo: this.replies.replyTo,
+      enqueuedAt: Date.now(),
+    };
+    try {
+      await this.guardRedis(() => this.queue.enqueue(job), NOT_ENQUEUED);
+    } catch (error) {
+      pending.cancel();
+      release();
+      throw error;
+    }
+
+    const accepted: InvokeOutcome = { status: 202, body: { id: invocationId, status: 'queued' } };
+    if (request.wait === false) {
+      pending.detach();
+      return accepted;
+    }
+    const waitMs = Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
+    const finished = await pending.result(waitMs);
+    if (finished) return { status: 200, body: finished };
+    // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
+    const snapshot = await this.readJob(invocationId).catch(() => undefined);
+    if (snapshot && InvocationSnapshotMapper.isFinished(snapshot)) {
+      return { status: 200, body: InvocationSnapshotMapper.toInvocation(snapshot) };
+    }
+    return accepted;
+  }
+
+  private validate(toolId: string, version: number, schema: JsonObject, request: InvokeRequest): void {
+    let check;
+    try {
+      check = this.validators.check(toolId, version, schema, request.input);
+    } catch (error) {
+      if (error instanceof InputSchemaError) {
+        throw new GatewayError(ErrorCode.INTERNAL, "the tool's input schema cannot be used; fix it in the registry");
+      }
+      throw error;
+    }
+    if (check.ok) return;
+    throw new GatewayError(
+      ErrorCode.VALIDATION_FAILED,
+      `input does not match the schema of ${toolNameOf(toolId)}: ${check.problems
+        .map((p) => `${p.path} ${p.message}`)
+        .join('; ')}`,
+      { errors: check.problems, received: request.input },
+    );
+  }
+
+  private async readJob(invocationId: string): ReturnType<InvocationQueue['read']> {
+    return this.guardRedis(() => this.queue.read(invocationId), 'the invocation store is unavailable');
+  }
+
+  /** Any failure of a Redis round trip (down, no answer in time) is 503 UNAVAILABLE. */
+  private async guardRedis<T>(operation: () => Promise<T>, message: string): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (isRedisDown(error)) throw GatewayError.unavailable(message);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { Body, Controller, Get, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
+import type { Invocation } from '@toolhost/contracts';
+import type { FastifyReply } from 'fastify';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { CurrentPrincipal } from '../auth/current-principal.decorator';
+import type { Principal } from '../auth/principal';
+import { InvocationService, type InvokeOutcome } from './invocation.service';
+
+/** 200 or 202 is the service's decision; the controller only carries it to the reply. */
+async function withStatus(reply: FastifyReply, outcome: Promise<InvokeOutcome>): Promise<InvokeOutcome['body']> {
+  const { status, body } = await outcome;
+  reply.status(status);
+  return body;
+}
+
+@Controller('v1/invocations')
+@UseGuards(ApiKeyGuard)
+export class InvocationsController {
+  constructor(@Inject(InvocationService) private readonly invocations: InvocationService) {}
+
+  @Post()
+  invoke(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<InvokeOutcome['body']> {
+    return withStatus(reply, this.invocations.invoke(principal, body));
+  }
+
+  @Get(':id')
+  get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<Invocation> {
+    return this.invocations.get(principal, id);
+  }
+}

@@ -1,0 +1,145 @@
+import type { Invocation } from '@toolhost/contracts';
+import type { ReplyMessage } from '@toolhost/queue';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { PendingReply, ReplyWaiter } from './reply-waiter';
+
+interface Entry {
+  onFinished: () => void;
+  createdAt: number;
+  /** Set while a request waits. */
+  resolve?: (invocation: Invocation | undefined) => void;
+  timer?: NodeJS.Timeout;
+  /** A reply that came before anybody started waiting (between enqueue and `result`). */
+  arrived?: Invocation;
+  detached: boolean;
+}
+
+function parseReply(raw: string): ReplyMessage | undefined {
+  try {
+    const value = JSON.parse(raw) as unknown;
+    if (typeof value !== 'object' || value === null) return undefined;
+    const message = value as Partial<ReplyMessage>;
+    if (typeof message.invocationId !== 'string' || typeof message.invocation !== 'object' || !message.invocation) {
+      return undefined;
+    }
+    return message as ReplyMessage;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Replies on this gateway's own channel: one subscriber connection per process (owned by the subscriber
+ * adapter, which feeds `handleMessage`) and a map of waiters by invocation id. Entries nobody waits for any more
+ * (wait: false, timed out) stay until their reply arrives, to release the concurrency slot, or until they are
+ * older than `entryTtlMs` (then the quota store reclaims the slot by age).
+ */
+export class PubSubReplyWaiter implements ReplyWaiter {
+  private readonly entries = new Map<string, Entry>();
+  private readonly sweeper: NodeJS.Timeout;
+  private waiting = 0;
+  /** Set once drained: later waits answer at once, so shutdown is never held up by a new request. */
+  private drained = false;
+
+  constructor(
+    readonly replyTo: string,
+    private readonly metrics: GatewayMetrics,
+    private readonly entryTtlMs: number,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), Math.min(entryTtlMs, 10_000));
+    this.sweeper.unref();
+  }
+
+  expect(invocationId: string, onFinished: () => void): PendingReply {
+    const entry: Entry = { onFinished, createdAt: Date.now(), detached: false };
+    this.entries.set(invocationId, entry);
+    return {
+      result: (timeoutMs) => this.wait(invocationId, entry, timeoutMs),
+      detach: () => {
+        entry.detached = true;
+      },
+      cancel: () => {
+        if (this.entries.get(invocationId) === entry) this.entries.delete(invocationId);
+      },
+    };
+  }
+
+  /** A raw message from the reply channel. Unknown ids (another process's restart, duplicates) are ignored. */
+  handleMessage(raw: string): void {
+    const message = parseReply(raw);
+    if (!message) return;
+    const entry = this.entries.get(message.invocationId);
+    if (!entry) return;
+    entry.onFinished();
+    if (entry.resolve) {
+      this.settle(message.invocationId, entry, message.invocation);
+    } else if (entry.detached) {
+      this.entries.delete(message.invocationId);
+    } else {
+      entry.arrived = message.invocation;
+      // onFinished already ran: a later `result` only needs the value.
+      entry.onFinished = () => undefined;
+    }
+  }
+
+  async drain(graceMs: number): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    while (this.waiting > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+    }
+    this.drained = true;
+    for (const [id, entry] of this.entries) {
+      if (entry.resolve) this.settle(id, entry, undefined);
+    }
+  }
+
+  /** Stops the sweeper; waiting requests are answered as timed out. */
+  close(): void {
+    clearInterval(this.sweeper);
+    for (const [id, entry] of this.entries) {
+      if (entry.resolve) this.settle(id, entry, undefined);
+    }
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private wait(invocationId: string, entry: Entry, timeoutMs: number): Promise<Invocation | undefined> {
+    if (entry.arrived) {
+      this.entries.delete(invocationId);
+      return Promise.resolve(entry.arrived);
+    }
+    if (this.drained) {
+      entry.detached = true;
+      return Promise.resolve(undefined);
+    }
+    return new Promise((resolve) => {
+      entry.resolve = resolve;
+      this.waiting += 1;
+      this.metrics.setWaiters(this.waiting);
+      entry.timer = setTimeout(() => this.settle(invocationId, entry, undefined), timeoutMs);
+    });
+  }
+
+  /** Answers the waiting request; on a timeout the entry stays (detached) so its reply still frees the slot. */
+  private settle(invocationId: string, entry: Entry, invocation: Invocation | undefined): void {
+    const resolve = entry.resolve;
+    if (!resolve) return;
+    entry.resolve = undefined;
+    clearTimeout(entry.timer);
+    this.waiting -= 1;
+    this.metrics.setWaiters(this.waiting);
+    if (invocation) this.entries.delete(invocationId);
+    else entry.detached = true;
+    resolve(invocation);
+  }
+
+  private sweep(): void {
+    const oldest = Date.now() - this.entryTtlMs;
+    for (const [id, entry] of this.entries) {
+      if (!entry.resolve && entry.createdAt < oldest) this.entries.delete(id);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { MetricsService } from '@toolhost/observability';
+
+/**
+ * The gateway's metrics, named `toolhost_gateway_*`. Labels stay bounded: outcomes, contract codes, routes.
+ */
+export class GatewayMetrics {
+  private readonly invocations;
+  private readonly requestDuration;
+  private readonly waiters;
+  private readonly rateLimited;
+  private readonly cache;
+
+  constructor(metrics: MetricsService) {
+    this.invocations = metrics.counter(
+      'toolhost_gateway_invocations_total',
+      'Invocation requests by outcome (succeeded, failed, accepted, rejected) and contract code',
+      ['outcome', 'code'] as const,
+    );
+    this.requestDuration = metrics.histogram(
+      'toolhost_gateway_request_duration_seconds',
+      'HTTP request duration by route, method and status',
+      ['route', 'method', 'status'] as const,
+    );
+    this.waiters = metrics.gauge('toolhost_gateway_reply_waiters', 'Requests waiting for an invocation reply');
+    this.rateLimited = metrics.counter(
+      'toolhost_gateway_rate_limited_total',
+      'Invocations refused by the per-tenant quota, by reason (rate, concurrency)',
+      ['reason'] as const,
+    );
+    this.cache = metrics.counter(
+      'toolhost_gateway_cache_lookups_total',
+      'In-process cache lookups by cache (tool, auth) and result (hit, miss)',
+      ['cache', 'result'] as const,
+    );
+  }
+
+  invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected', code = ''): void {
+    this.invocations.labels(outcome, code).inc();
+  }
+
+  request(route: string, method: string, status: number, seconds: number): void {
+    this.requestDuration.labels(route, method, String(status)).observe(seconds);
+  }
+
+  setWaiters(count: number): void {
+    this.waiters.set(count);
+  }
+
+  limited(reason: 'rate' | 'concurrency'): void {
+    this.rateLimited.labels(reason).inc();
+  }
+
+  cacheLookup(cache: 'tool' | 'auth' | 'validator', hit: boolean): void {
+    this.cache.labels(cache, hit ? 'hit' : 'miss').inc();
+  }
+}

@@ -1,0 +1,20 @@
+import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { CurrentPrincipal } from '../auth/current-principal.decorator';
+import type { Principal } from '../auth/principal';
+import type { ToolDefinition } from './tool-format.mapper';
+import { ToolListingService } from './tool-listing.service';
+
+@Controller('v1/tools')
+@UseGuards(ApiKeyGuard)
+export class ToolsController {
+  constructor(@Inject(ToolListingService) private readonly listing: ToolListingService) {}
+
+  @Get()
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query('format') format: unknown,
+  ): Promise<{ items: ToolDefinition[] }> {
+    return this.listing.list(principal, format);
+  }
+}
