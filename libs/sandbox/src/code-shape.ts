@@ -60,10 +60,18 @@ function declaresHandle(node: AcornNode | null | undefined): boolean {
 function moduleShape(program: Program): CodeShape {
   const body = program.body as AcornNode[];
   if (body.some((n) => n.type === 'ExportDefaultDeclaration')) return 'pi';
+  // Any other module syntax makes it a handle module, which then fails clearly when it declares no handle.
+  const isModule = body.some((n) => n.type.startsWith('Export') || n.type === 'ImportDeclaration');
   const hasHandle = body.some(
     (n) => declaresHandle(n) || (n.type === 'ExportNamedDeclaration' && declaresHandle(n.declaration)),
   );
-  return hasHandle ? 'handle' : 'body';
+  return hasHandle || isModule ? 'handle' : 'body';
+}
+
+function hasHandle(program: Program): boolean {
+  return (program.body as AcornNode[]).some(
+    (n) => declaresHandle(n) || (n.type === 'ExportNamedDeclaration' && declaresHandle(n.declaration)),
+  );
 }
 
 /**
@@ -89,6 +97,13 @@ export function checkSyntax(code: string): SyntaxProblem | undefined {
   const program = tryParse(code, MODULE_OPTIONS);
   if (isProgram(program)) {
     const imported = (program.body as AcornNode[]).find((n) => n.type === 'ImportDeclaration');
+    if (moduleShape(program) === 'handle' && !hasHandle(program)) {
+      return {
+        line: 1,
+        column: 1,
+        message: 'a module must declare function handle(input, ctx), or export default a pi extension',
+      };
+    }
     if (!imported?.loc) return undefined;
     return {
       line: imported.loc.start.line,

@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 import { CallBudget } from './call-budget';
 import { prepareCode, type PreparedCode } from './code-shape';
 import { CodeSyntaxError } from './code-syntax.error';
-import type { RunEnd } from './run-end.types';
 import { failedOutcome, toOutcome } from './run-outcome';
 import type { RunOutcome, RunRequest, ToolBridge } from './sandbox.types';
 import { TenantIsolate } from './tenant-isolate';
@@ -95,16 +94,10 @@ export class SandboxRuntime {
           0,
         );
       }
-      let end: RunEnd | undefined;
-      // A run caught in an isolate disposed because of another run is retried once in a fresh isolate, unless it
-      // already reached the bridge (its side effects must not happen twice).
-      for (let attempt = 0; attempt < 2; attempt += 1) {
-        const isolate = this.isolateFor(request);
-        end = await isolate.run(prepared, request, inputJson, bridge, budget);
-        this.afterRun(isolate);
-        if (!(end.kind === 'failed' && end.collateral && !end.usedBridge)) break;
-      }
-      return toOutcome(end as RunEnd, elapsed(), budget.taken - budgetBefore);
+      const isolate = this.isolateFor(request);
+      const end = await isolate.run(prepared, request, inputJson, bridge, budget);
+      this.afterRun(isolate);
+      return toOutcome(end, elapsed(), budget.taken - budgetBefore);
     } catch (error) {
       return failedOutcome(
         {

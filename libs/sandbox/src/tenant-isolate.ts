@@ -164,7 +164,10 @@ export class TenantIsolate {
     });
   }
 
-  /** Disposes the isolate; runs still in it end as SANDBOX_CRASH marked collateral (the runtime may retry them). */
+  /**
+   * Disposes the isolate. Runs still in it end as SANDBOX_CRASH: they are all waiting on a ctx call (a run with
+   * nothing pending is never left in flight), so they may have had side effects and are not retried.
+   */
   dispose(reason = 'the isolate was disposed'): void {
     if (this.disposedReason !== undefined) return;
     this.disposedReason = reason;
@@ -305,13 +308,13 @@ export class TenantIsolate {
     }
   }
 
-  private budgetExceeded(run: ActiveRun): void {
+  private budgetExceeded(run: ActiveRun, limit = run.budget.limit): void {
     this.finish(run, {
       kind: 'failed',
       error: {
         code: ErrorCode.BUDGET_EXCEEDED,
-        message: `the invocation made more than ${run.budget.limit} cross-tool calls`,
-        details: { limit: run.budget.limit },
+        message: `the invocation tree made more than ${limit} cross-tool calls`,
+        details: { limit },
       },
     });
     run.cancelAfterEntry = true;
@@ -332,7 +335,7 @@ export class TenantIsolate {
         (value) => this.deliver(run, callId, true, value === undefined ? '' : (JSON.stringify(value) ?? 'null')),
         (error: unknown) => {
           if (error instanceof BudgetExceededError) {
-            this.budgetExceeded(run);
+            this.budgetExceeded(run, error.limit);
             this.cancelInIsolate(run.id);
           } else {
             this.deliver(run, callId, false, messageOf(error));

@@ -1,0 +1,84 @@
+// Entry point of a SandboxPool child process (forked with --no-node-snapshot and a bounded heap). It hosts one
+// SandboxRuntime and relays ctx.tools / ctx.audit to the parent, which holds the bridge and the call budget.
+import { BudgetExceededError } from './budget-exceeded.error';
+import { CallBudget } from './call-budget';
+import { parseParentMessage, type ChildMessage } from './pool-protocol';
+import { SandboxRuntime, type SandboxRuntimeOptions } from './sandbox-runtime';
+import type { ToolBridge, ToolCallAnswer } from './sandbox.types';
+
+interface Waiter {
+  resolve: (value: ToolCallAnswer | null) => void;
+  reject: (error: Error) => void;
+}
+
+function runtimeOptions(): SandboxRuntimeOptions {
+  const raw: unknown = JSON.parse(process.argv[2] ?? '{}');
+  const options: SandboxRuntimeOptions = {};
+  if (typeof raw !== 'object' || raw === null) return options;
+  const source = raw as Record<string, unknown>;
+  for (const key of ['maxIsolates', 'maxRunsPerIsolate', 'maxHeapFraction', 'maxCachedCode'] as const) {
+    if (typeof source[key] === 'number') options[key] = source[key];
+  }
+  return options;
+}
+
+function main(): void {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error('pool-child must be started by SandboxPool (fork with an IPC channel)');
+  const post = (message: ChildMessage): void => {
+    if (process.connected) send(message);
+  };
+  const runtime = new SandboxRuntime(runtimeOptions());
+  const waiters = new Map<string, Waiter>();
+  const callsOf = new Map<number, Set<number>>();
+  let nextCall = 1;
+
+  const ask = (id: number, message: (callId: number) => ChildMessage): Promise<ToolCallAnswer | null> => {
+    const callId = nextCall;
+    nextCall += 1;
+    callsOf.get(id)?.add(callId);
+    return new Promise((resolve, reject) => {
+      waiters.set(`${id}:${callId}`, { resolve, reject });
+      post(message(callId));
+    });
+  };
+
+  const bridgeFor = (id: number): ToolBridge => ({
+    callTool: (name, input) => ask(id, (callId) => ({ type: 'tool', id, callId, name, input })),
+    audit: async (event, data) => {
+      await ask(id, (callId) => ({ type: 'audit', id, callId, event, data }));
+    },
+  });
+
+  process.on('message', (raw: unknown) => {
+    const message = parseParentMessage(raw);
+    if (message === undefined) return;
+    if (message.type === 'run') {
+      callsOf.set(message.id, new Set());
+      // The parent holds the tree's budget; it refuses calls over it with budgetLimit.
+      void runtime.run(message.request, bridgeFor(message.id), CallBudget.unlimited()).then((outcome) => {
+        for (const callId of callsOf.get(message.id) ?? []) waiters.delete(`${message.id}:${callId}`);
+        callsOf.delete(message.id);
+        post({ type: 'outcome', id: message.id, outcome, rssBytes: process.memoryUsage.rss() });
+      });
+      return;
+    }
+    const key = `${message.id}:${message.callId}`;
+    const waiter = waiters.get(key);
+    if (waiter === undefined) return;
+    waiters.delete(key);
+    callsOf.get(message.id)?.delete(message.callId);
+    if (message.ok) waiter.resolve(message.value);
+    else if (message.budgetLimit !== undefined) waiter.reject(new BudgetExceededError(message.budgetLimit));
+    else waiter.reject(new Error(message.message));
+  });
+
+  // The parent closes the channel to recycle or stop this child: finish nothing new, release isolates, exit.
+  process.on('disconnect', () => {
+    runtime.dispose();
+    process.exit(0);
+  });
+  post({ type: 'ready' });
+}
+
+main();
