@@ -110,11 +110,15 @@ export class Stack {
   }
 
   private async launch(name: string, env: Record<string, string>): Promise<void> {
-    const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', 'services', name, 'src', 'main.js')], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--no-node-snapshot', join(root, 'dist', 'services', name, 'src', 'main.js')],
+      {
+        cwd: root,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const output: string[] = [];
     const keep = (chunk: Buffer): void => {
       output.push(chunk.toString());
@@ -208,7 +212,10 @@ export class Stack {
     return { tenantId: tenant.body.id, key: key.body.key };
   }
 
-  async createTool(key: string, input: Record<string, unknown>): Promise<{ id: string; toolName: string; version: number }> {
+  async createTool(
+    key: string,
+    input: Record<string, unknown>,
+  ): Promise<{ id: string; toolName: string; version: number }> {
     const created = await this.registry('POST', '/v1/tools', key, input);
     if (created.status !== 201) throw new Error(`tool: ${created.status} ${JSON.stringify(created.body)}`);
     return created.body;
@@ -223,7 +230,8 @@ export class Stack {
     const deadline = Date.now() + timeoutMs;
     let value = await read();
     while (!done(value)) {
-      if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
+      if (Date.now() > deadline)
+        throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
       await new Promise((r) => setTimeout(r, 50));
       value = await read();
     }
