@@ -16,6 +16,8 @@ import { registryDataSourceOptions } from './database/registry-data-source';
 import { ToolEventsPublisher } from './events/tool-events.publisher';
 import { InternalController } from './internal/internal.controller';
 import { InternalService } from './internal/internal.service';
+import { OutcomesRepository } from './outcomes/outcomes.repository';
+import { OutcomesService } from './outcomes/outcomes.service';
 import { RegistryLifecycle } from './registry-lifecycle';
 import type { RegistrySettings } from './registry-settings';
 import type { RegistryConfig } from './registry.config';
@@ -63,6 +65,8 @@ export class RegistryModule {
         ToolsService,
         InternalService,
         ToolEventsPublisher,
+        OutcomesRepository,
+        OutcomesService,
       ],
     };
   }

@@ -1,0 +1,63 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { AUTO_DISABLE_AFTER_FAILURES } from '@toolhost/contracts';
+import { MetricsService } from '@toolhost/observability';
+import { createRedis, type OutcomeJob } from '@toolhost/queue';
+import type Redis from 'ioredis';
+import { ToolEventsPublisher } from '../events/tool-events.publisher';
+import type { RegistryConfig } from '../registry.config';
+import { REGISTRY_CONFIG } from '../registry.tokens';
+import { OutcomesConsumer } from './outcomes.consumer';
+import { OutcomesRepository } from './outcomes.repository';
+
+/**
+ * Turns worker outcomes into counters, invocation-log rows and audit rows, and tells every gateway at once when
+ * a tool was disabled by its failures.
+ */
+@Injectable()
+export class OutcomesService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('OutcomesService');
+  private readonly connection: Redis;
+  private readonly consumer: OutcomesConsumer;
+
+  constructor(
+    @Inject(REGISTRY_CONFIG) config: RegistryConfig,
+    private readonly repository: OutcomesRepository,
+    private readonly events: ToolEventsPublisher,
+    private readonly metrics: MetricsService,
+  ) {
+    this.connection = createRedis(config.REDIS_URL, 'worker', 'toolhost-registry-outcomes');
+    this.consumer = new OutcomesConsumer((batch) => this.apply(batch), {
+      connection: this.connection,
+      prefix: config.QUEUE_PREFIX,
+      concurrency: config.OUTCOMES_BATCH_SIZE,
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.consumer.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.consumer.close();
+    await this.connection.quit().catch(() => this.connection.disconnect());
+  }
+
+  async apply(batch: OutcomeJob[]): Promise<void> {
+    const started = process.hrtime.bigint();
+    const disabled = await this.repository.apply(batch, AUTO_DISABLE_AFTER_FAILURES);
+    this.metrics
+      .histogram('toolhost_registry_outcome_batch_seconds', 'Time to apply one batch of outcomes')
+      .observe(Number(process.hrtime.bigint() - started) / 1e9);
+    this.metrics.counter('toolhost_registry_outcomes_total', 'Outcomes received').inc(batch.length);
+    for (const tool of disabled) {
+      this.metrics.counter('toolhost_registry_tools_auto_disabled_total', 'Tools disabled by failures').inc();
+      this.logger.warn({ toolId: tool.toolId, failureCount: tool.failureCount }, 'tool disabled after failures');
+      await this.events.publish({
+        toolId: tool.toolId,
+        tenantId: tool.tenantId,
+        version: tool.version,
+        status: 'disabled',
+      });
+    }
+  }
+}
