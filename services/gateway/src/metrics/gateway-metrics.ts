@@ -1,4 +1,4 @@
-import { MetricsService } from '@toolhost/observability';
+import type { MetricsService } from '@toolhost/observability';
 
 /**
  * The gateway's metrics, named `toolhost_gateway_*`. Labels stay bounded: outcomes, contract codes, routes.

@@ -1,0 +1,74 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const MAIN = resolve(__dirname, '../../../dist/services/gateway/src/main.js');
+const START_TIMEOUT_MS = 20_000;
+
+/**
+ * The built gateway (`dist/`, built by jest's global setup) in a child process on a free port. A child process
+ * rather than `createGatewayApp` in jest: NestJS 12 ships ES modules that jest cannot `require` on Node 20, and
+ * a real process also lets tests send SIGTERM.
+ */
+export class GatewayProcess {
+  readonly output: string[] = [];
+  private exitCode: Promise<number | null>;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    this.exitCode = new Promise((done) => child.once('exit', (code) => done(code)));
+  }
+
+  static async start(env: Record<string, string>): Promise<GatewayProcess> {
+    const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'info',
+        GATEWAY_PORT: '0',
+        GATEWAY_HOST: '127.0.0.1',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output: string[] = [];
+    const port = await new Promise<number>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`gateway did not start:\n${output.join('\n')}`)), START_TIMEOUT_MS);
+      let buffered = '';
+      child.stdout?.setEncoding('utf8');
+      child.stdout?.on('data', (chunk: string) => {
+        buffered += chunk;
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const line of lines) {
+          output.push(line);
+          const match = /"msg":"gateway listening".*?"port":(\d+)|"port":(\d+).*?"msg":"gateway listening"/.exec(line);
+          if (match) {
+            clearTimeout(timer);
+            done(Number(match[1] ?? match[2]));
+          }
+        }
+      });
+      child.stderr?.setEncoding('utf8');
+      child.stderr?.on('data', (chunk: string) => output.push(chunk));
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        fail(new Error(`gateway exited with ${code}:\n${output.join('\n')}`));
+      });
+    });
+    const gateway = new GatewayProcess(child, `http://127.0.0.1:${port}`);
+    gateway.output.push(...output);
+    return gateway;
+  }
+
+  /** SIGTERM; resolves with the exit code. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    return this.exitCode;
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}

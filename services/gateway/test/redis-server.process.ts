@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import Redis from 'ioredis';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A throwaway redis-server of the test's own (never the shared 6379), to stop and start at will. */
+export class RedisServerProcess {
+  private child?: ChildProcess;
+
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<RedisServerProcess> {
+    const server = new RedisServerProcess(await freePort());
+    await server.restart();
+    return server;
+  }
+
+  /** Starts redis-server on this port and resolves once it answers PING (deadline 10 s). */
+  async restart(): Promise<void> {
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        if ((await probe.ping()) === 'PONG') return;
+      } catch {
+        // not up yet
+      } finally {
+        probe.disconnect();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`redis-server on ${this.port} did not answer within 10 s`);
+  }
+
+  /** SIGKILL (an outage, not a shutdown); resolves once the process is gone. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
