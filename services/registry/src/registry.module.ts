@@ -65,7 +65,11 @@ export class RegistryModule {
         ToolsService,
         InternalService,
         ToolEventsPublisher,
-        OutcomesRepository,
+        {
+          provide: OutcomesRepository,
+          useFactory: (db: DataSource) => new OutcomesRepository(db),
+          inject: [DataSource],
+        },
         OutcomesService,
       ],
     };

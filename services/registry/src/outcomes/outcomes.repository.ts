@@ -1,6 +1,4 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { toolNameOf } from '@toolhost/contracts';
 import type { OutcomeJob } from '@toolhost/queue';
 import { counterDeltas, uniqueByInvocation } from './counter-deltas';
@@ -18,22 +16,37 @@ export interface DisabledTool {
  * Applies a batch of outcomes in one transaction: the invocation log rows (ON CONFLICT on the invocation id, so
  * a redelivered outcome is a no-op), then the counters of the tools whose outcomes were new — one UPDATE for the
  * whole batch, relative to the row's current values, so concurrent batches and registries stay exact — then
- * the audit rows (`ctx.audit`, automatic disabling).
+ * the audit rows (`ctx.audit`, automatic disabling). A plain class (the module builds it from the DataSource), so
+ * tests drive it against a real Postgres without Nest.
  */
-@Injectable()
 export class OutcomesRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly db: DataSource) {}
 
   apply(batch: readonly OutcomeJob[], disableAfter: number): Promise<DisabledTool[]> {
     const outcomes = uniqueByInvocation(batch);
     return this.db.transaction(async (manager) => {
+      const wasActive = await this.lockTools(manager, outcomes);
       const fresh = await this.insertInvocations(manager, outcomes);
       const applied = outcomes.filter((outcome) => fresh.has(outcome.invocationId));
       if (applied.length === 0) return [];
-      const disabled = await this.updateCounters(manager, applied, disableAfter);
+      const disabled = await this.updateCounters(manager, applied, disableAfter, wasActive);
       await this.insertAudit(manager, applied, disabled);
       return disabled;
     });
+  }
+
+  /**
+   * Locks the batch's tools first, in id order, so concurrent batches queue up instead of deadlocking, and reads
+   * their status as it is now: only a tool that was active is reported as newly disabled. NO KEY UPDATE does not
+   * conflict with the KEY SHARE locks that the invocation rows' foreign keys take.
+   */
+  private async lockTools(manager: EntityManager, outcomes: OutcomeJob[]): Promise<Set<string>> {
+    const ids = [...new Set(outcomes.map((outcome) => outcome.toolId))].sort();
+    const rows: { id: string; status: string }[] = await manager.query(
+      `SELECT id, status FROM tools WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
+      [ids],
+    );
+    return new Set(rows.filter((row) => row.status === 'active').map((row) => row.id));
   }
 
   private async insertInvocations(manager: EntityManager, outcomes: OutcomeJob[]): Promise<Set<string>> {
@@ -80,16 +93,9 @@ export class OutcomesRepository {
     manager: EntityManager,
     applied: OutcomeJob[],
     disableAfter: number,
+    wasActive: Set<string>,
   ): Promise<DisabledTool[]> {
     const deltas = counterDeltas(applied);
-    const ids = deltas.map((delta) => delta.toolId);
-    // Lock in id order (deltas are sorted) so two batches touching the same tools cannot deadlock, and read the
-    // status as it is now: only a tool that was active is reported as newly disabled.
-    const before: { id: string; status: string }[] = await manager.query(
-      `SELECT id, status FROM tools WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
-      [ids],
-    );
-    const wasActive = new Set(before.filter((row) => row.status === 'active').map((row) => row.id));
     const failures = `CASE WHEN d.had_success THEN d.trailing_failures ELSE t.failure_count + d.trailing_failures END`;
     const reaches = `(t.status = 'active' AND ${failures} >= $2)`;
     const updated: {
@@ -100,7 +106,8 @@ export class OutcomesRepository {
       failure_count: number;
       disabled_reason: string | null;
     }[] = await manager.query(
-      `UPDATE tools t SET
+      // Wrapped in a CTE so the driver hands back the RETURNING rows as a plain result set.
+      `WITH updated AS (UPDATE tools t SET
               usage_count = t.usage_count + d.uses,
               failure_count = ${failures},
               last_error = COALESCE(d.last_error, t.last_error),
@@ -113,7 +120,8 @@ export class OutcomesRepository {
          FROM jsonb_to_recordset($1::jsonb) AS d(tool_id uuid, uses integer, had_success boolean,
               trailing_failures integer, last_error text, last_used_at timestamptz)
         WHERE t.id = d.tool_id
-       RETURNING t.id, t.tenant_id, t.current_version, t.status, t.failure_count, t.disabled_reason`,
+       RETURNING t.id, t.tenant_id, t.current_version, t.status, t.failure_count, t.disabled_reason)
+       SELECT * FROM updated`,
       [
         JSON.stringify(
           deltas.map((d) => ({
