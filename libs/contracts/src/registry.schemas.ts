@@ -9,8 +9,9 @@ export type Scope = (typeof SCOPES)[number];
 
 /** Secret names are usable as identifiers in tool code (`env.NAME`, `{{NAME}}`). */
 export const SECRET_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$';
-/** `custom_<uuid>` or a built-in tool name. */
-export const ALLOWED_TOOL_PATTERN = '^(custom_[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[A-Za-z][A-Za-z0-9_.-]{0,63})$';
+/** `custom_<uuid>`, or a built-in tool name (which never starts with `custom_`). */
+export const ALLOWED_TOOL_PATTERN =
+  '^(custom_[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|(?!custom_)[A-Za-z][A-Za-z0-9_.-]{0,63})$';
 export const TITLE_MAX_LENGTH = 100;
 export const DESCRIPTION_MAX_LENGTH = 8_192;
 export const MIN_MEMORY_MB = 8;
@@ -117,7 +118,12 @@ function toolProperties(caps: ToolLimitCaps, forPatch: boolean): Schema {
 
 /** Body of `POST /v1/tools`: title and code, and either description + inputSchema or `schema`. */
 export function createToolBodySchema(caps: ToolLimitCaps): Schema {
-  return { type: 'object', additionalProperties: false, required: ['title', 'code'], properties: toolProperties(caps, false) };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['title', 'code'],
+    properties: toolProperties(caps, false),
+  };
 }
 
 /** Body of `PATCH /v1/tools/{id}`: any non-empty subset of ToolInput. */

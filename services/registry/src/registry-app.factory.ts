@@ -20,14 +20,18 @@ function installJsonBodyParser(fastify: FastifyInstance): void {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), (error: (Error & { code?: string }) | null, value?: unknown) => {
-      if (!error) return done(null, value);
-      const message =
-        error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-          ? 'the request body is empty but Content-Type is application/json'
-          : `the request body is not valid JSON: ${error.message}`;
-      done(new RegistryError(ErrorCode.BAD_REQUEST, message), undefined);
-    });
+    void parseJson(
+      request,
+      typeof body === 'string' ? body : body.toString('utf8'),
+      (error: (Error & { code?: string }) | null, value?: unknown) => {
+        if (!error) return done(null, value);
+        const message =
+          error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+            ? 'the request body is empty but Content-Type is application/json'
+            : `the request body is not valid JSON: ${error.message}`;
+        done(new RegistryError(ErrorCode.BAD_REQUEST, message), undefined);
+      },
+    );
   });
 }
 

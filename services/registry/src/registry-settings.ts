@@ -39,7 +39,8 @@ export function resolveRegistrySettings(config: Readonly<RegistryConfig>): Regis
   return {
     adminKey: config.TOOLHOST_ADMIN_KEY ?? `thadmin_${randomBytes(24).toString('base64url')}`,
     adminKeyGenerated: config.TOOLHOST_ADMIN_KEY === undefined,
-    secretsKey: config.TOOLHOST_SECRETS_KEY === undefined ? DEV_SECRETS_KEY : decodeSecretsKey(config.TOOLHOST_SECRETS_KEY),
+    secretsKey:
+      config.TOOLHOST_SECRETS_KEY === undefined ? DEV_SECRETS_KEY : decodeSecretsKey(config.TOOLHOST_SECRETS_KEY),
     secretsKeyIsDevDefault: config.TOOLHOST_SECRETS_KEY === undefined,
     internalToken: config.INTERNAL_API_TOKEN ?? randomBytes(32).toString('base64url'),
     internalTokenGenerated: config.INTERNAL_API_TOKEN === undefined,

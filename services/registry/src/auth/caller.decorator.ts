@@ -8,7 +8,9 @@ function principalOf(context: ExecutionContext): Principal {
 }
 
 /** The principal ApiKeyGuard attached to the request. */
-export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => principalOf(context));
+export const Caller = createParamDecorator((_data: unknown, context: ExecutionContext): Principal =>
+  principalOf(context),
+);
 
 /** The tenant principal of a route whose access rule is a scope (ApiKeyGuard admits only tenant keys there). */
 export const TenantCaller = createParamDecorator((_data: unknown, context: ExecutionContext): TenantPrincipal => {

@@ -1,7 +1,10 @@
 import { Client } from 'pg';
 
-/** Postgres error code for "database already exists" (a concurrent creator won the race). */
-const DUPLICATE_DATABASE = '42P04';
+/**
+ * A concurrent creator won the race: "database already exists", or, when both got past the catalog check at
+ * once, a unique violation on pg_database's name index.
+ */
+const LOST_RACE = new Set(['42P04', '23505']);
 
 /** Splits a postgres URL into the database name and a URL for the maintenance database `postgres`. */
 export function maintenanceUrlOf(databaseUrl: string): { database: string; maintenanceUrl: string } {
@@ -27,7 +30,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
       await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
       return true;
     } catch (error) {
-      if ((error as { code?: string }).code === DUPLICATE_DATABASE) return false;
+      if (LOST_RACE.has(String((error as { code?: string }).code))) return false;
       throw error;
     }
   } finally {

@@ -40,7 +40,7 @@ export function checkObjectJsonSchema(schema: Record<string, unknown>): string |
     return `is not a usable JSON Schema: ${error instanceof Error ? error.message : String(error)}`;
   } finally {
     // ajv caches compiled schemas by object and $id; these are one-offs.
-    ajv.removeSchema(schema as AnySchemaObject);
+    ajv.removeSchema(schema);
   }
   return undefined;
 }

@@ -32,7 +32,9 @@ export class SecretBox {
     const parsed: unknown = JSON.parse(plain.toString('utf8'));
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('bad secrets payload');
     // fromEntries defines own properties, whatever the names.
-    return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    return Object.fromEntries(
+      Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
   }
 
   /** The associated data of a version's secrets. */

@@ -148,7 +148,10 @@ function checkContent(raw: RawToolBody, form: ResolvedForm, problems: FieldProbl
   if (raw.code !== undefined) {
     const tooLarge = codeTooLarge(raw.code);
     if (tooLarge) {
-      problems.push({ path: '/code', message: `is ${tooLarge.bytes} bytes, over the limit of ${tooLarge.limit} bytes` });
+      problems.push({
+        path: '/code',
+        message: `is ${tooLarge.bytes} bytes, over the limit of ${tooLarge.limit} bytes`,
+      });
     } else {
       const syntax = checkCodeSyntax(raw.code);
       if (syntax) {

@@ -158,7 +158,9 @@ export class ToolRepository {
       .getRepository(ToolEntity)
       .findOne({ where: { id, tenantId, deletedAt: IsNull() }, lock: { mode: 'pessimistic_write' } });
     if (!tool) return null;
-    const version = await manager.getRepository(ToolVersionEntity).findOneByOrFail({ toolId: id, version: tool.currentVersion });
+    const version = await manager
+      .getRepository(ToolVersionEntity)
+      .findOneByOrFail({ toolId: id, version: tool.currentVersion });
     return { tool, version };
   }
 

@@ -47,7 +47,11 @@ export class ToolsController {
   @Post(':id/disable')
   @HttpCode(200)
   @Access({ scope: 'tools:write' })
-  disable(@TenantCaller() caller: TenantPrincipal, @Param('id') id: string, @Body() body: unknown): Promise<ToolRecord> {
+  disable(
+    @TenantCaller() caller: TenantPrincipal,
+    @Param('id') id: string,
+    @Body() body: unknown,
+  ): Promise<ToolRecord> {
     return this.tools.disable(caller, id, body);
   }
 

@@ -35,7 +35,10 @@ export class ToolsService {
     private readonly secretBox: SecretBox,
     private readonly events: ToolEventsPublisher,
   ) {
-    this.input = new ToolInputValidator({ maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB });
+    this.input = new ToolInputValidator({
+      maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS,
+      maxMemoryMb: config.MAX_TOOL_MEMORY_MB,
+    });
   }
 
   async create(caller: TenantPrincipal, body: unknown): Promise<ToolRecord> {
@@ -135,7 +138,11 @@ export class ToolsService {
     const versions = isUuid(id) ? await this.tools.listVersions(caller.tenantId, id) : null;
     if (!versions) throw RegistryError.toolNotFound();
     return {
-      items: versions.map((v) => ({ version: v.version, createdAt: v.createdAt.toISOString(), codeSha256: v.codeSha256 })),
+      items: versions.map((v) => ({
+        version: v.version,
+        createdAt: v.createdAt.toISOString(),
+        codeSha256: v.codeSha256,
+      })),
     };
   }
 

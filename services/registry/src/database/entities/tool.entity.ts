@@ -1,7 +1,10 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** pg returns bigint as a string; counters stay far below 2^53. */
-const bigintAsNumber = { to: (value: number): number => value, from: (value: string | number): number => Number(value) };
+const bigintAsNumber = {
+  to: (value: number): number => value,
+  from: (value: string | number): number => Number(value),
+};
 
 @Entity('tools')
 export class ToolEntity {

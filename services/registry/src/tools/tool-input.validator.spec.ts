@@ -1,0 +1,179 @@
+import { ErrorCode } from '@toolhost/contracts';
+import { RegistryError } from '../errors/registry.error';
+import { ToolInputValidator } from './tool-input.validator';
+
+const validator = new ToolInputValidator({ maxTimeoutMs: 30_000, maxMemoryMb: 256 });
+const base = {
+  title: 'Add',
+  description: 'Adds two numbers',
+  inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+  code: 'return { sum: input.a + input.b };',
+};
+
+function errorOf(run: () => unknown): RegistryError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof RegistryError) return error;
+    throw error;
+  }
+  throw new Error('expected a RegistryError');
+}
+
+describe('ToolInputValidator.parseCreate', () => {
+  it('applies defaults and normalizes the title', () => {
+    const { fields, secrets } = validator.parseCreate({ ...base, title: '  Add \n two  ' });
+    expect(fields).toEqual({
+      title: 'Add two',
+      description: 'Adds two numbers',
+      inputSchema: base.inputSchema,
+      outputSchema: null,
+      code: base.code,
+      timeoutMs: 5000,
+      memoryMb: 64,
+      allowedTools: null,
+    });
+    expect(secrets).toEqual({});
+  });
+
+  it('accepts the OpenAI function form instead of description + inputSchema', () => {
+    const { fields } = validator.parseCreate({
+      title: 'Add',
+      code: base.code,
+      schema: { type: 'function', function: { name: 'add', description: 'Adds', parameters: base.inputSchema } },
+    });
+    expect(fields.description).toBe('Adds');
+    expect(fields.inputSchema).toEqual(base.inputSchema);
+  });
+
+  it('refuses both forms at once', () => {
+    const error = errorOf(() =>
+      validator.parseCreate({ ...base, schema: { type: 'function', function: { description: 'x', parameters: {} } } }),
+    );
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+    expect(error.message).toMatch(/description cannot be sent together with schema/);
+  });
+
+  it('names a missing title and missing description/inputSchema', () => {
+    const { title: _title, description: _d, ...rest } = base;
+    const error = errorOf(() => validator.parseCreate(rest));
+    expect(error.message).toMatch(/title is required/);
+    const error2 = errorOf(() => validator.parseCreate({ title: 'x', code: 'return 1' }));
+    expect(error2.message).toMatch(/description is required/);
+    expect(error2.message).toMatch(/inputSchema is required/);
+  });
+
+  it('rejects titles empty after normalization and over 100 characters', () => {
+    expect(errorOf(() => validator.parseCreate({ ...base, title: '   ' })).message).toMatch(
+      /title must NOT have fewer than 1/,
+    );
+    expect(errorOf(() => validator.parseCreate({ ...base, title: 'x'.repeat(101) })).message).toMatch(
+      /title must NOT have more than 100/,
+    );
+    expect(validator.parseCreate({ ...base, title: `${'x'.repeat(100)}   ` }).fields.title).toHaveLength(100);
+  });
+
+  it('answers BAD_REQUEST naming an unknown field', () => {
+    const error = errorOf(() => validator.parseCreate({ ...base, colour: 'red' }));
+    expect(error.code).toBe(ErrorCode.BAD_REQUEST);
+    expect(error.message).toMatch(/colour is not a known field/);
+    expect(error.details).toContainEqual({ path: '/colour', message: 'is not a known field' });
+  });
+
+  it('meta-validates inputSchema and outputSchema', () => {
+    expect(errorOf(() => validator.parseCreate({ ...base, inputSchema: { type: 'array' } })).message).toMatch(
+      /inputSchema must have type "object"/,
+    );
+    expect(
+      errorOf(() => validator.parseCreate({ ...base, outputSchema: { type: 'object', properties: 3 } })).message,
+    ).toMatch(/outputSchema is not a valid JSON Schema/);
+    expect(
+      errorOf(() =>
+        validator.parseCreate({
+          title: 'x',
+          code: 'return 1',
+          schema: { type: 'function', function: { description: 'x', parameters: { type: 'string' } } },
+        }),
+      ).message,
+    ).toMatch(/schema\.function\.parameters must have type "object"/);
+  });
+
+  it('reports a syntax error with its line and column', () => {
+    const error = errorOf(() => validator.parseCreate({ ...base, code: 'const a = 1;\nreturn a +;' }));
+    expect(error.message).toMatch(/code has a syntax error at line 2, column 11/);
+    expect(error.details).toContainEqual(expect.objectContaining({ path: '/code', line: 2, column: 11 }));
+  });
+
+  it('rejects code over 256 KiB', () => {
+    const code = `return ${JSON.stringify('x'.repeat(256 * 1024))};`;
+    expect(errorOf(() => validator.parseCreate({ ...base, code })).message).toMatch(
+      /code is \d+ bytes, over the limit of 262144/,
+    );
+  });
+
+  it('keeps limits within the server caps', () => {
+    expect(errorOf(() => validator.parseCreate({ ...base, timeoutMs: 30_001 })).message).toMatch(
+      /timeoutMs must be <= 30000/,
+    );
+    expect(errorOf(() => validator.parseCreate({ ...base, memoryMb: 4 })).message).toMatch(/memoryMb must be >= 8/);
+    expect(errorOf(() => validator.parseCreate({ ...base, timeoutMs: 1.5 })).message).toMatch(
+      /timeoutMs must be integer/,
+    );
+    expect(validator.parseCreate({ ...base, timeoutMs: 30_000, memoryMb: 256 }).fields).toMatchObject({
+      timeoutMs: 30_000,
+      memoryMb: 256,
+    });
+  });
+
+  it('checks secret names and values, and allowedTools', () => {
+    expect(errorOf(() => validator.parseCreate({ ...base, secrets: { '1BAD': 'x' } })).message).toMatch(
+      /secrets has an invalid name "1BAD"/,
+    );
+    expect(errorOf(() => validator.parseCreate({ ...base, secrets: { GOOD: 1 } })).message).toMatch(
+      /secrets\.GOOD must be string/,
+    );
+    expect(errorOf(() => validator.parseCreate({ ...base, allowedTools: ['custom_nope'] })).message).toMatch(
+      /allowedTools\.0 has an invalid format/,
+    );
+    const ok = validator.parseCreate({
+      ...base,
+      secrets: { API_KEY: 'k', _x: 'y' },
+      allowedTools: ['web_search', 'custom_3f1c6a9e-0000-4000-8000-000000000001'],
+    });
+    expect(ok.secrets).toEqual({ API_KEY: 'k', _x: 'y' });
+    expect(ok.fields.allowedTools).toHaveLength(2);
+  });
+
+  it('refuses a body that is not an object', () => {
+    expect(errorOf(() => validator.parseCreate([base])).code).toBe(ErrorCode.BAD_REQUEST);
+    expect(errorOf(() => validator.parseCreate(undefined)).message).toMatch(/must be a JSON object/);
+  });
+});
+
+describe('ToolInputValidator.parsePatch', () => {
+  it('returns only the fields sent, and what changed', () => {
+    const patch = validator.parsePatch({ code: 'return 2;', secrets: { A: 'x', B: null } });
+    expect(patch.fields).toEqual({ code: 'return 2;' });
+    expect(patch.secrets).toEqual({ A: 'x', B: null });
+    expect(patch.changed).toEqual(['code', 'secrets']);
+  });
+
+  it('maps the OpenAI form onto description and inputSchema', () => {
+    const patch = validator.parsePatch({
+      schema: { type: 'function', function: { description: 'New', parameters: { type: 'object' } } },
+    });
+    expect(patch.fields).toEqual({ description: 'New', inputSchema: { type: 'object' } });
+  });
+
+  it('refuses an empty patch and unknown fields', () => {
+    expect(errorOf(() => validator.parsePatch({})).message).toMatch(/must NOT have fewer than 1 properties/);
+    expect(errorOf(() => validator.parsePatch({ version: 3 })).code).toBe(ErrorCode.BAD_REQUEST);
+  });
+
+  it('lets outputSchema and allowedTools be cleared with null', () => {
+    expect(validator.parsePatch({ outputSchema: null, allowedTools: null }).fields).toEqual({
+      outputSchema: null,
+      allowedTools: null,
+    });
+  });
+});

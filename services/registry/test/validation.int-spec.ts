@@ -1,0 +1,163 @@
+/** Each validation error of issue 2's "Done when", over real HTTP: a 400 whose message names what is wrong. */
+import { createTenantWithKey, toolBody, type TenantWithKey } from '../../../test/support/registry-fixtures';
+import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
+
+let registry: RunningRegistry;
+let tenant: TenantWithKey;
+
+beforeAll(async () => {
+  registry = await startRegistry({ MAX_TOOL_TIMEOUT_MS: '10000', MAX_TOOL_MEMORY_MB: '128' });
+  tenant = await createTenantWithKey(registry);
+});
+
+afterAll(async () => {
+  await registry?.stop();
+});
+
+const post = (body: unknown) => registry.http.post('/v1/tools', tenant.key, body);
+
+function expect400(response: { status: number; body: any }, code: string, message: RegExp): void {
+  expect(response.status).toBe(400);
+  expect(response.body.error.code).toBe(code);
+  expect(response.body.error.message).toMatch(message);
+}
+
+it('a body that is not JSON', async () => {
+  const response = await registry.http.request('POST', '/v1/tools', { key: tenant.key, raw: '{"title": "x",' });
+  expect400(response, 'BAD_REQUEST', /the request body is not valid JSON/);
+});
+
+it('an empty JSON body, a JSON array, and another content type', async () => {
+  expect400(await registry.http.request('POST', '/v1/tools', { key: tenant.key, raw: '' }), 'BAD_REQUEST', /empty/);
+  expect400(await post([toolBody()]), 'BAD_REQUEST', /must be a JSON object/);
+  expect400(
+    await registry.http.request('POST', '/v1/tools', { key: tenant.key, raw: 'title=x', contentType: 'text/plain' }),
+    'BAD_REQUEST',
+    /Content-Type/,
+  );
+});
+
+it('a schema that is not valid JSON Schema', async () => {
+  const response = await post(
+    toolBody({ inputSchema: { type: 'object', properties: { a: { type: 'integer', minimum: 'zero' } } } }),
+  );
+  expect400(
+    response,
+    'VALIDATION_FAILED',
+    /inputSchema is not a valid JSON Schema \(2020-12\) at \/properties\/a\/minimum/,
+  );
+  expect(response.body.error.details).toEqual([
+    { path: '/inputSchema', message: expect.stringMatching(/not a valid JSON Schema/) },
+  ]);
+});
+
+it('a draft-07 schema is checked as draft-07', async () => {
+  const draft7 = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    definitions: { a: { type: 'string' } },
+  };
+  expect((await post(toolBody({ inputSchema: draft7 }))).status).toBe(201);
+  const broken = { ...draft7, definitions: { a: { type: 7 } } };
+  expect400(await post(toolBody({ inputSchema: broken })), 'VALIDATION_FAILED', /not a valid JSON Schema \(draft-07\)/);
+});
+
+it('a schema whose type is not object', async () => {
+  expect400(
+    await post(toolBody({ inputSchema: { type: 'array' } })),
+    'VALIDATION_FAILED',
+    /inputSchema must have type "object"/,
+  );
+  expect400(
+    await post(toolBody({ outputSchema: { type: 'string' } })),
+    'VALIDATION_FAILED',
+    /outputSchema must have type "object"/,
+  );
+});
+
+it('code with a syntax error, with its line', async () => {
+  const response = await post(
+    toolBody({ code: 'export async function handle(input) {\n  const x = input.a;\n  return x +;\n}' }),
+  );
+  expect400(response, 'VALIDATION_FAILED', /code has a syntax error at line 3, column 13/);
+  expect(response.body.error.details).toEqual([expect.objectContaining({ path: '/code', line: 3, column: 13 })]);
+});
+
+it('code over the size limit', async () => {
+  const code = `return ${JSON.stringify('x'.repeat(300 * 1024))};`;
+  expect400(await post(toolBody({ code })), 'VALIDATION_FAILED', /code is \d+ bytes, over the limit of 262144 bytes/);
+});
+
+it('a body over the request limit answers 413', async () => {
+  const code = 'x'.repeat(3 * 1024 * 1024);
+  const response = await post(toolBody({ code }));
+  expect(response.status).toBe(413);
+  expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+});
+
+it('an unknown field', async () => {
+  const response = await post(toolBody({ owner: 'me' }));
+  expect400(response, 'BAD_REQUEST', /owner is not a known field/);
+  expect(response.body.error.details).toEqual([{ path: '/owner', message: 'is not a known field' }]);
+});
+
+it('an unknown field inside the OpenAI form', async () => {
+  const response = await post({
+    title: 'x',
+    code: 'return 1',
+    schema: { type: 'function', function: { description: 'd', parameters: { type: 'object' }, extra: 1 } },
+  });
+  expect400(response, 'BAD_REQUEST', /schema\.function\.extra is not a known field/);
+});
+
+it('a missing title, and a title that is only whitespace or too long', async () => {
+  const { title: _title, ...withoutTitle } = toolBody();
+  expect400(await post(withoutTitle), 'VALIDATION_FAILED', /title is required/);
+  expect400(
+    await post(toolBody({ title: ' \n\t ' })),
+    'VALIDATION_FAILED',
+    /title must NOT have fewer than 1 characters/,
+  );
+  expect400(await post(toolBody({ title: 'x'.repeat(101) })), 'VALIDATION_FAILED', /title must NOT have more than 100/);
+});
+
+it('a missing description or inputSchema (without the OpenAI form)', async () => {
+  const { description: _d, inputSchema: _s, ...rest } = toolBody();
+  const response = await post(rest);
+  expect400(response, 'VALIDATION_FAILED', /description is required/);
+  expect(response.body.error.message).toMatch(/inputSchema is required/);
+});
+
+it('limits over the server caps (configured: 10000 ms, 128 MB)', async () => {
+  expect400(await post(toolBody({ timeoutMs: 10_001 })), 'VALIDATION_FAILED', /timeoutMs must be <= 10000/);
+  expect400(await post(toolBody({ memoryMb: 129 })), 'VALIDATION_FAILED', /memoryMb must be <= 128/);
+  expect((await post(toolBody({ timeoutMs: 10_000, memoryMb: 128 }))).status).toBe(201);
+});
+
+it('bad secrets and allowedTools', async () => {
+  expect400(
+    await post(toolBody({ secrets: { 'BAD-NAME': 'x' } })),
+    'VALIDATION_FAILED',
+    /secrets has an invalid name "BAD-NAME"/,
+  );
+  expect400(await post(toolBody({ secrets: { OK: 42 } })), 'VALIDATION_FAILED', /secrets\.OK must be string/);
+  expect400(
+    await post(toolBody({ allowedTools: ['custom_123'] })),
+    'VALIDATION_FAILED',
+    /allowedTools\.0 has an invalid format/,
+  );
+  expect400(await post(toolBody({ allowedTools: 'web_search' })), 'VALIDATION_FAILED', /allowedTools must be array/);
+});
+
+it('several problems at once are all named', async () => {
+  const response = await post({ title: '', inputSchema: { type: 'string' }, description: 'd', code: 'return (' });
+  expect(response.status).toBe(400);
+  expect(response.body.error.message).toMatch(/title/);
+  expect(response.body.error.details.length).toBeGreaterThanOrEqual(1);
+});
+
+it('nothing invalid was stored', async () => {
+  const list = await registry.http.get('/v1/tools', tenant.key);
+  // Only the two valid creates of this file (draft-07, limits at the caps) exist.
+  expect(list.body.items).toHaveLength(2);
+});

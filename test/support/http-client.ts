@@ -1,0 +1,60 @@
+/** A small fetch wrapper for HTTP tests: JSON in, JSON (or text) out, status and headers kept. */
+
+// Tests read answers field by field and assert on them; a loose type keeps them short.
+type Json = any;
+
+export interface HttpResponse<T = Json> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface RequestOptions {
+  key?: string;
+  /** Sent as JSON. */
+  json?: unknown;
+  /** Sent as is, with `contentType` (default application/json). */
+  raw?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export class HttpClient {
+  constructor(private readonly baseUrl: string) {}
+
+  async request<T = Json>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+    let body: string | undefined;
+    if (options.raw !== undefined) {
+      body = options.raw;
+      headers['content-type'] = options.contentType ?? 'application/json';
+    } else if (options.json !== undefined) {
+      body = JSON.stringify(options.json);
+      headers['content-type'] = 'application/json';
+    }
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    if ((response.headers.get('content-type') ?? '').includes('application/json') && text.length > 0) {
+      parsed = JSON.parse(text);
+    }
+    return { status: response.status, headers: response.headers, body: parsed as T };
+  }
+
+  get<T = Json>(path: string, key?: string): Promise<HttpResponse<T>> {
+    return this.request<T>('GET', path, { key });
+  }
+
+  post<T = Json>(path: string, key: string | undefined, json?: unknown): Promise<HttpResponse<T>> {
+    return this.request<T>('POST', path, { key, json });
+  }
+
+  patch<T = Json>(path: string, key: string | undefined, json?: unknown): Promise<HttpResponse<T>> {
+    return this.request<T>('PATCH', path, { key, json });
+  }
+
+  delete<T = Json>(path: string, key?: string): Promise<HttpResponse<T>> {
+    return this.request<T>('DELETE', path, { key });
+  }
+}
