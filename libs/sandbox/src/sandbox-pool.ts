@@ -39,6 +39,8 @@ export interface SandboxPoolStats {
   /** Children that died (crash, signal, watchdog). */
   crashes: number;
   recycled: number;
+  /** The children accepting runs, in slot order. */
+  perChild: { pid: number | undefined; inFlight: number; runs: number }[];
 }
 
 /**
@@ -127,6 +129,7 @@ export class SandboxPool {
       restarts: this.restarts,
       crashes: this.crashes,
       recycled: this.recycled,
+      perChild: live.map((c) => ({ pid: c.pid, inFlight: c.load, runs: c.runsStarted })),
     };
   }
 

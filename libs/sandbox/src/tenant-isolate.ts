@@ -301,7 +301,7 @@ export class TenantIsolate {
         this.finish(run, { kind: 'failed', error: { code: ErrorCode.OUTPUT_INVALID, message: a } });
         return;
       case 'error':
-        this.finish(run, { kind: 'failed', error: userError(a) });
+        this.finish(run, { kind: 'failed', error: userError(a, run.request.limits.memoryMb) });
         return;
       default:
         return;
@@ -383,10 +383,18 @@ export class TenantIsolate {
 }
 
 /** The isolate's description of an uncaught exception → USER_ERROR with the line in the tool's own code. */
-function userError(json: string): RunFailure {
+function userError(json: string, memoryMb: number): RunFailure {
   const parsed = JSON.parse(json) as { name?: unknown; message?: unknown; line?: unknown; column?: unknown };
   const name = isString(parsed.name) ? parsed.name : '';
   const message = isString(parsed.message) ? parsed.message : '';
+  // isolated-vm refuses ArrayBuffer memory over the isolate's limit with a RangeError instead of killing the
+  // isolate; uncaught, it is the memory limit that ended the run.
+  if (name === 'RangeError' && message === 'Array buffer allocation failed') {
+    return {
+      code: ErrorCode.MEMORY_LIMIT,
+      message: `the code used more than its ${memoryMb} MB of memory (ArrayBuffer)`,
+    };
+  }
   const line = typeof parsed.line === 'number' ? parsed.line : undefined;
   const column = typeof parsed.column === 'number' ? parsed.column : undefined;
   const where = line === undefined ? '' : ` (line ${line}${column === undefined ? '' : `, column ${column}`})`;
