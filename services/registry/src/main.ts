@@ -5,7 +5,8 @@ import { loadRegistryConfig } from './registry.config';
 async function bootstrap(): Promise<void> {
   const config = loadRegistryConfig();
   const app = await createRegistryApp(config);
-  app.enableShutdownHooks();
+  // Exit 0 after a graceful close (process managers and the start script read that as a clean stop).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
   await app.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
 }
 
