@@ -105,6 +105,19 @@ describe('POST /v1/tools and GET /v1/tools/{id}', () => {
   });
 });
 
+describe('tool names in routes', () => {
+  it('accepts custom_<id> wherever the id goes', async () => {
+    const id = await createTool(alice, { title: 'By name' });
+    const byName = await registry.http.get(`/v1/tools/custom_${id}`, alice.key);
+    expect(byName.status).toBe(200);
+    expect(byName.body.id).toBe(id);
+    expect((await registry.http.get(`/v1/tools/custom_${id.toUpperCase()}/versions`, alice.key)).status).toBe(200);
+    expect((await registry.http.get(`/internal/v1/tools/custom_${id}`, registry.internalToken)).body.id).toBe(id);
+    expect((await registry.http.get(`/v1/tools/custom_${id}@1`, alice.key)).status).toBe(404);
+    expect((await registry.http.get(`/v1/tools/custom_${id}`, bob.key)).status).toBe(404);
+  });
+});
+
 describe('tenant isolation', () => {
   it('answers another tenant’s tool exactly like a missing one, on every route', async () => {
     const id = await createTool(alice, { title: 'Private' });

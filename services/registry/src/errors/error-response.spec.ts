@@ -60,6 +60,23 @@ describe('errorResponseOf', () => {
     });
   });
 
+  it('answers 503 UNAVAILABLE when Postgres cannot be reached, through TypeORM wrappers', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const wrapped = Object.assign(new Error('query failed'), { driverError: refused });
+    const shuttingDown = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    for (const error of [refused, wrapped, shuttingDown, new Error('timeout exceeded when trying to connect')]) {
+      expect(errorResponseOf(error)).toEqual({
+        status: 503,
+        body: { error: { code: 'UNAVAILABLE', message: expect.stringMatching(/database is unavailable/) } },
+        unexpected: true,
+      });
+    }
+    // A constraint violation is a bug, not an outage.
+    expect(errorResponseOf(Object.assign(new Error('duplicate key'), { code: '23505' })).status).toBe(500);
+  });
+
   it('hides unknown errors behind a generic 500', () => {
     const response = errorResponseOf(new Error('connection to 10.0.0.5 refused: password=hunter2'));
     expect(response).toEqual({

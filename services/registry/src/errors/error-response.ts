@@ -44,6 +44,23 @@ function messageOf(exception: HttpExceptionLike): string {
   return exception.message;
 }
 
+// Postgres unreachable, restarting or out of connections: a 503 the caller may retry, not a 500.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '53300']);
+const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|the database system is/i;
+
+/** Looks through TypeORM's `driverError` and `cause` chains for a connection-level failure. */
+function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^(08|57P0)/.test(code))) return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+    const next = current as { driverError?: unknown; cause?: unknown };
+    current = next.driverError ?? next.cause;
+  }
+  return false;
+}
+
 export interface ErrorResponse {
   status: number;
   body: ErrorBody | object;
@@ -73,6 +90,13 @@ export function errorResponseOf(exception: unknown): ErrorResponse {
         typeof response === 'object' ? response : { error: { code: ErrorCode.UNAVAILABLE, message: response } };
       return { status, body, unexpected: false };
     }
+  }
+  if (isDatabaseUnavailable(exception)) {
+    return {
+      status: 503,
+      body: { error: { code: ErrorCode.UNAVAILABLE, message: 'the database is unavailable; retry later' } },
+      unexpected: true,
+    };
   }
   return { status: 500, body: { error: { code: ErrorCode.INTERNAL, message: 'internal error' } }, unexpected: true };
 }

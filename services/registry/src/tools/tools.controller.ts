@@ -5,6 +5,7 @@ import { Access } from '../auth/access.decorator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { TenantCaller } from '../auth/caller.decorator';
 import type { TenantPrincipal } from '../auth/principal';
+import { ToolIdPipe } from './tool-id.pipe';
 import { ToolsService } from './tools.service';
 
 @Controller('v1/tools')
@@ -27,20 +28,24 @@ export class ToolsController {
 
   @Get(':id')
   @Access({ scope: 'tools:read' })
-  get(@TenantCaller() caller: TenantPrincipal, @Param('id') id: string): Promise<ToolRecord> {
+  get(@TenantCaller() caller: TenantPrincipal, @Param('id', ToolIdPipe) id: string): Promise<ToolRecord> {
     return this.tools.get(caller, id);
   }
 
   @Patch(':id')
   @Access({ scope: 'tools:write' })
-  update(@TenantCaller() caller: TenantPrincipal, @Param('id') id: string, @Body() body: unknown): Promise<ToolRecord> {
+  update(
+    @TenantCaller() caller: TenantPrincipal,
+    @Param('id', ToolIdPipe) id: string,
+    @Body() body: unknown,
+  ): Promise<ToolRecord> {
     return this.tools.update(caller, id, body);
   }
 
   @Delete(':id')
   @HttpCode(204)
   @Access({ scope: 'tools:write' })
-  remove(@TenantCaller() caller: TenantPrincipal, @Param('id') id: string): Promise<void> {
+  remove(@TenantCaller() caller: TenantPrincipal, @Param('id', ToolIdPipe) id: string): Promise<void> {
     return this.tools.remove(caller, id);
   }
 
@@ -49,7 +54,7 @@ export class ToolsController {
   @Access({ scope: 'tools:write' })
   disable(
     @TenantCaller() caller: TenantPrincipal,
-    @Param('id') id: string,
+    @Param('id', ToolIdPipe) id: string,
     @Body() body: unknown,
   ): Promise<ToolRecord> {
     return this.tools.disable(caller, id, body);
@@ -58,13 +63,16 @@ export class ToolsController {
   @Post(':id/enable')
   @HttpCode(200)
   @Access({ scope: 'tools:write' })
-  enable(@TenantCaller() caller: TenantPrincipal, @Param('id') id: string): Promise<ToolRecord> {
+  enable(@TenantCaller() caller: TenantPrincipal, @Param('id', ToolIdPipe) id: string): Promise<ToolRecord> {
     return this.tools.enable(caller, id);
   }
 
   @Get(':id/versions')
   @Access({ scope: 'tools:read' })
-  versions(@TenantCaller() caller: TenantPrincipal, @Param('id') id: string): Promise<{ items: ToolVersionSummary[] }> {
+  versions(
+    @TenantCaller() caller: TenantPrincipal,
+    @Param('id', ToolIdPipe) id: string,
+  ): Promise<{ items: ToolVersionSummary[] }> {
     return this.tools.versions(caller, id);
   }
 
@@ -72,7 +80,7 @@ export class ToolsController {
   @Access({ scope: 'tools:read' })
   audit(
     @TenantCaller() caller: TenantPrincipal,
-    @Param('id') id: string,
+    @Param('id', ToolIdPipe) id: string,
     @Query() query: { limit?: string; cursor?: string },
   ): Promise<{ items: AuditItem[]; nextCursor: string | null }> {
     return this.tools.auditLog(caller, id, query);
