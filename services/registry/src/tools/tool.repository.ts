@@ -56,9 +56,16 @@ export class ToolRepository {
       .getRepository(ToolEntity)
       .find({ where: { tenantId, deletedAt: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
     if (tools.length === 0) return [];
+    // One query for every current version, however many tools the tenant has.
     const versions = await this.db
       .getRepository(ToolVersionEntity)
-      .find({ where: tools.map((tool) => ({ toolId: tool.id, version: tool.currentVersion })) });
+      .createQueryBuilder('v')
+      .where(
+        `(v.tool_id, v.version) IN
+           (SELECT t.id, t.current_version FROM tools t WHERE t.tenant_id = :tenantId AND t.deleted_at IS NULL)`,
+        { tenantId },
+      )
+      .getMany();
     const byTool = new Map(versions.map((version) => [version.toolId, version]));
     return tools.flatMap((tool) => {
       const version = byTool.get(tool.id);
