@@ -104,7 +104,7 @@ export function checkSyntax(code: string): SyntaxProblem | undefined {
         message: 'a module must declare function handle(input, ctx), or export default a pi extension',
       };
     }
-    if (!imported?.loc) return undefined;
+    if (!imported?.loc) return unsupportedCall(code, MODULE_OPTIONS);
     return {
       line: imported.loc.start.line,
       column: imported.loc.start.column + 1,
@@ -112,9 +112,38 @@ export function checkSyntax(code: string): SyntaxProblem | undefined {
     };
   }
   const body = tryParse(substituteBody(code), BODY_OPTIONS);
-  if (isProgram(body)) return undefined;
+  if (isProgram(body)) return unsupportedCall(code, BODY_OPTIONS);
   // Module-looking code is reported with the module parser's error, anything else as a function body.
   return problemOf(/^\s*(export|import)\s/m.test(code) ? program : body);
+}
+
+/**
+ * Calls the sandbox cannot run although they parse: a direct `eval(…)` (SES rejects it; `(0, eval)(…)` works) and
+ * `import(…)` (there are no modules).
+ */
+function unsupportedCall(code: string, options: Options): SyntaxProblem | undefined {
+  try {
+    let previous = '';
+    let pending: { label: string; line: number; column: number } | undefined;
+    for (const token of tokenizer(code, options)) {
+      const label = token.type.label;
+      if (pending && label === '(') {
+        const message =
+          pending.label === 'import'
+            ? 'import() is not supported: tool code has no modules to import'
+            : 'direct eval(...) is not supported in the sandbox; use (0, eval)(...) for a global eval';
+        return { line: pending.line, column: pending.column, message };
+      }
+      pending = undefined;
+      if ((label === 'import' || (label === 'name' && token.value === 'eval')) && previous !== '.' && token.loc) {
+        pending = { label, line: token.loc.start.line, column: token.loc.start.column + 1 };
+      }
+      previous = label;
+    }
+  } catch {
+    return undefined; // the parsers already accepted the code; the tokenizer is only a second look
+  }
+  return undefined;
 }
 
 /** Tokens after which `<` is a comparison operator, so `a <b> c` is left alone. */
@@ -185,6 +214,47 @@ export function substituteBody(code: string): string {
   return out;
 }
 
+/** What SES's evaluator rejects by regex, wherever it appears (it cannot tell strings and comments from code). */
+const SES_REJECTED = /<!--|-->|\bimport(?=\s*[(/])|\beval(?=\s*\()/g;
+
+/**
+ * SES refuses source text that merely looks like an HTML comment or an `import(` expression, even inside a string or a
+ * comment. Rewrites those spots so the code means exactly the same: comments are blanked (newlines kept) and string or
+ * template text gets an escape (`<!--` → `<\x21--`), which changes the source but not the value. Code that really
+ * uses `import()` is left alone and rejected.
+ */
+const ESCAPES: Record<string, string> = {
+  '<!--': '<\\x21--',
+  '-->': '--\\x3e',
+  import: '\\x69mport',
+  eval: '\\x65val',
+};
+
+export function evadeSesRejections(source: string): string {
+  SES_REJECTED.lastIndex = 0;
+  if (!SES_REJECTED.test(source)) return source;
+  const edits: { start: number; end: number; text: string }[] = [];
+  const escape = (raw: string): string => raw.replace(SES_REJECTED, (match) => ESCAPES[match] ?? match);
+  try {
+    const onComment = (_block: boolean, _text: string, start: number, end: number): void => {
+      edits.push({ start, end, text: source.slice(start, end).replace(/[^\n]/g, ' ') });
+    };
+    for (const token of tokenizer(source, { ...BODY_OPTIONS, onComment })) {
+      const label = token.type.label;
+      if (label !== 'string' && label !== 'template') continue;
+      const raw = source.slice(token.start, token.end);
+      if (/<!--|-->|\bimport\s*[(/]|\beval\s*\(/.test(raw))
+        edits.push({ start: token.start, end: token.end, text: escape(raw) });
+    }
+  } catch {
+    return source; // not tokenizable: evaluation reports the error
+  }
+  let out = source;
+  for (const edit of edits.sort((a, b) => b.start - a.start))
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+  return out;
+}
+
 /** Blanks a range with spaces, keeping newlines so line numbers in stack traces stay those of the tool's code. */
 function blank(code: string, start: number, end: number): string {
   return code.slice(0, start) + code.slice(start, end).replace(/[^\n]/g, ' ') + code.slice(end);
@@ -213,14 +283,14 @@ export function prepareCode(code: string): PreparedCode {
   const program = tryParse(code, MODULE_OPTIONS);
   const trailer = `\n//# sourceURL=${TOOL_SOURCE_URL}\n`;
   if (!isProgram(program) || moduleShape(program) === 'body') {
-    const body = substituteBody(code);
+    const body = evadeSesRejections(substituteBody(code));
     return {
       shape: 'body',
       source: `(async function (input, ctx, params, env, environmentVariables, ${SECRET_FN}) {\n${body}\n})${trailer}`,
       lineOffset: 1,
     };
   }
-  const script = stripModuleSyntax(code, program);
+  const script = evadeSesRejections(stripModuleSyntax(code, program));
   if (moduleShape(program) === 'pi') {
     return {
       shape: 'pi',

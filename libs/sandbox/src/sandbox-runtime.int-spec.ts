@@ -405,3 +405,12 @@ describe('SandboxRuntime: limits', () => {
     expect(outcomes.map((o) => expectSucceeded(o).result)).toEqual(Array.from({ length: 30 }, (_, i) => [i, i]));
   });
 });
+
+describe('SandboxRuntime: text SES would refuse', () => {
+  it('strings and comments that look like HTML comments, import() or eval() run unchanged', async () => {
+    const code =
+      "// renders <!-- markup --> and calls import(x)\nreturn ['<!-- a -->', `import(b) eval(c)`, 'x --> y']";
+    const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
+    expect(outcome.result).toEqual(['<!-- a -->', 'import(b) eval(c)', 'x --> y']);
+  });
+});
