@@ -71,6 +71,17 @@ async function waitUntilReady(url: string, child: ChildProcess, output: () => st
 
 /** Starts the registry with a fresh database; `env` overrides its environment. */
 export async function startRegistry(env: Record<string, string> = {}): Promise<RunningRegistry> {
+  // The free port can be taken between the probe and the listen by a process of another test file: try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env);
+    } catch (error) {
+      if (attempt >= 3 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function startOnce(env: Record<string, string>): Promise<RunningRegistry> {
   const database = await createTestDatabase({ migrate: false });
   const port = await freePort();
   const adminKey = `test-admin-${randomBytes(12).toString('hex')}`;
