@@ -135,7 +135,11 @@ function unsupportedCall(code: string, options: Options): SyntaxProblem | undefi
         return { line: pending.line, column: pending.column, message };
       }
       pending = undefined;
-      if ((label === 'import' || (label === 'name' && token.value === 'eval')) && previous !== '.' && token.loc) {
+      if (
+        (label === 'import' || (label === 'name' && (token as unknown as { value: unknown }).value === 'eval')) &&
+        previous !== '.' &&
+        token.loc
+      ) {
         pending = { label, line: token.loc.start.line, column: token.loc.start.column + 1 };
       }
       previous = label;
