@@ -20,7 +20,8 @@ export const invocationJobOptions = (invocationId: string): JobsOptions => ({
 
 /** Outcomes are applied idempotently by invocation id, so retrying them is always safe. */
 export const outcomeJobOptions = (invocationId: string): JobsOptions => ({
-  jobId: `outcome:${invocationId}`,
+  // Its own queue, so the bare invocation id is unique there (BullMQ refuses ":" in custom ids).
+  jobId: invocationId,
   attempts: 10,
   backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: { age: 3600, count: 10_000 },

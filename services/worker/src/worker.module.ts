@@ -1,4 +1,5 @@
 import {
+  Global,
   Inject,
   Module,
   type BeforeApplicationShutdown,
@@ -42,6 +43,31 @@ class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
   }
 }
 
+/** The runtime and its config, global so the health module's readiness factory can reach them. */
+@Global()
+@Module({})
+class WorkerCoreModule {
+  static forRoot(config: WorkerConfig): DynamicModule {
+    return {
+      module: WorkerCoreModule,
+      providers: [
+        { provide: WORKER_CONFIG, useValue: config },
+        {
+          provide: InputValidatorCache,
+          useFactory: () => new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
+        },
+        {
+          provide: WorkerRuntime,
+          useFactory: (metrics: MetricsService, schemas: InputValidatorCache) =>
+            new WorkerRuntime(config, createSandboxRunner(config, metrics), schemas, metrics),
+          inject: [MetricsService, InputValidatorCache],
+        },
+      ],
+      exports: [WORKER_CONFIG, WorkerRuntime],
+    };
+  }
+}
+
 @Module({})
 export class WorkerModule {
   static forRoot(config: WorkerConfig): DynamicModule {
@@ -50,6 +76,7 @@ export class WorkerModule {
       imports: [
         createLoggerModule('worker', config.LOG_LEVEL),
         MetricsModule,
+        WorkerCoreModule.forRoot(config),
         HealthModule.forRoot({
           useFactory: (runtime: WorkerRuntime): ReadinessCheck[] => [
             new RedisReadinessCheck(config.REDIS_URL),
@@ -64,21 +91,7 @@ export class WorkerModule {
           inject: [WorkerRuntime],
         }),
       ],
-      providers: [
-        { provide: WORKER_CONFIG, useValue: config },
-        {
-          provide: InputValidatorCache,
-          useFactory: () => new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
-        },
-        {
-          provide: WorkerRuntime,
-          useFactory: (metrics: MetricsService, schemas: InputValidatorCache) =>
-            new WorkerRuntime(config, createSandboxRunner(config, metrics), schemas, metrics),
-          inject: [MetricsService, InputValidatorCache],
-        },
-        WorkerLifecycle,
-      ],
-      exports: [WorkerRuntime],
+      providers: [WorkerLifecycle],
     };
   }
 }
