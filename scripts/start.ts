@@ -7,9 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { projectRoot } from './project-root';
 
-const root = resolve(__dirname, '..');
+const root = projectRoot(__dirname);
 const devEnvFile = join(root, '.toolhost', 'dev.env');
 const STOP_GRACE_MS = 15_000;
 const READY_TIMEOUT_MS = 60_000;

@@ -5,22 +5,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client } from 'pg';
+import { projectRoot } from '../../scripts/project-root';
 
-/** The repository root, from test/e2e (jest) or dist/test/e2e (the compiled benchmark). */
-function findRoot(start: string): string {
-  let dir = start;
-  while (!existsSync(join(dir, 'nest-cli.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`no package.json above ${start}`);
-    dir = parent;
-  }
-  return dir;
-}
-
-const root = findRoot(__dirname);
+const root = projectRoot(__dirname);
 const READY_TIMEOUT_MS = 60_000;
 
 export const POSTGRES_URL = process.env.DATABASE_URL

@@ -65,6 +65,10 @@ export const commonEnvProperties = {
     pattern: '^rediss?://',
     description: 'Redis for queues, replies and pub/sub; may name a database index (redis://host:6379/5)',
   },
+} as const satisfies Record<string, EnvProperty>;
+
+/** Postgres, for the processes that own data (the registry). */
+export const databaseEnvProperties = {
   DATABASE_URL: {
     type: 'string',
     default: 'postgres://postgres@127.0.0.1:5432/toolhost',
@@ -77,5 +81,4 @@ export interface CommonConfig {
   NODE_ENV: 'development' | 'test' | 'production';
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   REDIS_URL: string;
-  DATABASE_URL: string;
 }

@@ -1,4 +1,10 @@
-import { commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
+import {
+  commonEnvProperties,
+  databaseEnvProperties,
+  loadConfig,
+  type CommonConfig,
+  type EnvSchema,
+} from '@toolhost/config';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
 
@@ -7,6 +13,7 @@ export const registryEnvSchema = {
   type: 'object',
   properties: {
     ...commonEnvProperties,
+    ...databaseEnvProperties,
     REGISTRY_PORT: { type: 'integer', default: 3001, minimum: 0, maximum: 65535, description: 'registry HTTP port' },
     REGISTRY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the registry listens on' },
     TOOLHOST_ADMIN_KEY: {
@@ -49,6 +56,7 @@ export const registryEnvSchema = {
 } as const satisfies EnvSchema;
 
 export interface RegistryConfig extends CommonConfig {
+  DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;
   TOOLHOST_ADMIN_KEY?: string;

@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
@@ -21,9 +20,8 @@ export const workerEnvSchema = {
     },
     SANDBOX_PROCESSES: {
       type: 'integer',
-      default: Math.max(1, availableParallelism()),
       minimum: 1,
-      description: 'forked sandbox child processes',
+      description: 'forked sandbox child processes (default: the number of CPUs)',
     },
     SANDBOX_MAX_RUNS_PER_PROCESS: {
       type: 'integer',
@@ -82,7 +80,7 @@ export interface WorkerConfig extends CommonConfig {
   INTERNAL_API_TOKEN?: string;
   QUEUE_PREFIX: string;
   WORKER_CONCURRENCY: number;
-  SANDBOX_PROCESSES: number;
+  SANDBOX_PROCESSES?: number;
   SANDBOX_MAX_RUNS_PER_PROCESS: number;
   SANDBOX_MAX_RSS_MB: number;
   SANDBOX_MODE: 'compartment' | 'fresh-context';

@@ -8,6 +8,7 @@ import type { SandboxRunner } from './sandbox-runner';
 export function createSandboxRunner(config: WorkerConfig, metrics: MetricsService): SandboxRunner {
   if (config.SANDBOX_MODE === 'fresh-context') return new FreshContextRunner();
   const pool = new SandboxPool({
+    // Unset: the pool's own default, one child per CPU.
     size: config.SANDBOX_PROCESSES,
     maxRunsPerChild: config.SANDBOX_MAX_RUNS_PER_PROCESS,
     maxRssMb: config.SANDBOX_MAX_RSS_MB,
