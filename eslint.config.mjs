@@ -17,7 +17,11 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'off',
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/libs/*/src/**', '../../libs/**'], message: 'Import libraries through @toolhost/<lib>.' }] },
+        {
+          patterns: [
+            { group: ['**/libs/*/src/**', '../../libs/**'], message: 'Import libraries through @toolhost/<lib>.' },
+          ],
+        },
       ],
     },
   },

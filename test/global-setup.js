@@ -2,8 +2,12 @@
 const { execFileSync } = require('node:child_process');
 
 module.exports = async () => {
-  execFileSync('npx', ['swc', 'services', 'libs', 'scripts', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'], {
-    cwd: `${__dirname}/..`,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    'npx',
+    ['swc', 'services', 'libs', 'scripts', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'],
+    {
+      cwd: `${__dirname}/..`,
+      stdio: 'inherit',
+    },
+  );
 };
