@@ -4,11 +4,18 @@ import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { ShutdownState } from '@toolhost/observability';
 import { Logger } from 'nestjs-pino';
+import { InFlightRequests } from './common/in-flight-requests';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter';
 import type { GatewayConfig } from './gateway.config';
 import { GatewayModule } from './gateway.module';
 import { GatewayRuntime } from './gateway.runtime';
 import { gatewayOpenApiDocument } from './openapi/gateway-openapi.document';
+
+/** After the drain, how long answers already being written may take before connections are closed. */
+const ANSWER_GRACE_MS = 2_000;
+
+/** Requests being served per app, for the drain. */
+const inFlightOf = new WeakMap<NestFastifyApplication, InFlightRequests>();
 
 /** Room for the envelope around a maximal input (tool ref, context, flags). */
 const BODY_ENVELOPE_BYTES = 64 * 1024;
@@ -21,13 +28,27 @@ export async function createGatewayApp(config: GatewayConfig): Promise<NestFasti
   const adapter = new FastifyAdapter({ bodyLimit: DEFAULT_LIMITS.maxInputBytes + BODY_ENVELOPE_BYTES });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config), adapter, {
     bufferLogs: true,
+    // Idle keep-alive connections would hold `close()` open forever; requests still being answered are waited
+    // for first (drainGatewayApp).
+    forceCloseConnections: true,
   });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new GatewayExceptionFilter());
 
   const runtime = app.get(GatewayRuntime);
   const fastify = app.getHttpAdapter().getInstance();
+  const inFlight = new InFlightRequests();
+  inFlightOf.set(app, inFlight);
+  fastify.addHook('onRequest', (_request, _reply, done) => {
+    inFlight.started();
+    done();
+  });
+  fastify.addHook('onRequestAbort', (_request, done) => {
+    inFlight.finished();
+    done();
+  });
   fastify.addHook('onResponse', (request, reply, done) => {
+    inFlight.finished();
     runtime.metrics.request(
       request.routeOptions.url ?? 'unmatched',
       request.method,
@@ -51,5 +72,7 @@ export async function createGatewayApp(config: GatewayConfig): Promise<NestFasti
 export async function drainGatewayApp(app: NestFastifyApplication, config: GatewayConfig): Promise<void> {
   app.get(ShutdownState).startDraining();
   await app.get(GatewayRuntime).drain(config.DRAIN_TIMEOUT_MS);
+  // Released waiters still read their job once before answering 202: let those answers go out.
+  await inFlightOf.get(app)?.settled(ANSWER_GRACE_MS);
   await app.close();
 }

@@ -10,12 +10,13 @@ const START_TIMEOUT_MS = 20_000;
  * a real process also lets tests send SIGTERM.
  */
 export class GatewayProcess {
-  readonly output: string[] = [];
   private exitCode: Promise<number | null>;
 
   private constructor(
     private readonly child: ChildProcess,
     readonly url: string,
+    /** Everything the process printed, for failure messages. */
+    readonly output: string[],
   ) {
     this.exitCode = new Promise((done) => child.once('exit', (code) => done(code)));
   }
@@ -57,9 +58,7 @@ export class GatewayProcess {
         fail(new Error(`gateway exited with ${code}:\n${output.join('\n')}`));
       });
     });
-    const gateway = new GatewayProcess(child, `http://127.0.0.1:${port}`);
-    gateway.output.push(...output);
-    return gateway;
+    return new GatewayProcess(child, `http://127.0.0.1:${port}`, output);
   }
 
   /** SIGTERM; resolves with the exit code. */

@@ -13,7 +13,7 @@ export async function call(
   baseUrl: string,
   method: string,
   path: string,
-  options: { key?: string; json?: unknown; raw?: string; contentType?: string } = {},
+  options: { key?: string; json?: unknown; raw?: string; contentType?: string; timeoutMs?: number } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
@@ -22,7 +22,12 @@ export async function call(
     body = options.raw ?? JSON.stringify(options.json);
     headers['content-type'] = options.contentType ?? 'application/json';
   }
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    body,
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+  });
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -29,6 +29,7 @@ export class RedisServerProcess {
 
   /** Starts redis-server on this port and resolves once it answers PING (deadline 10 s). */
   async restart(): Promise<void> {
+    if (this.running) return;
     this.child = spawn(
       'redis-server',
       ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -53,10 +54,14 @@ export class RedisServerProcess {
     throw new Error(`redis-server on ${this.port} did not answer within 10 s`);
   }
 
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** SIGKILL (an outage, not a shutdown); resolves once the process is gone. */
   async kill(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (!child || !this.running) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;

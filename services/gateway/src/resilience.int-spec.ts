@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { FakeRegistry } from '../test/fake-registry';
+import { FakeWorker } from '../test/fake-worker';
+import { GatewayProcess } from '../test/gateway-process';
+import { call, eventually } from '../test/http';
+import { RedisServerProcess } from '../test/redis-server.process';
+
+const PREFIX = `test-gwr-${randomUUID().slice(0, 8)}`;
+
+describe('gateway resilience: Redis outage and graceful drain', () => {
+  const registry = new FakeRegistry('internal-token-for-tests');
+  const tenantId = randomUUID();
+  const tool = {
+    id: randomUUID(),
+    tenantId,
+    title: 't',
+    description: 'd',
+    inputSchema: { type: 'object' },
+    status: 'active' as const,
+    disabledReason: null,
+    version: 1,
+  };
+  let redisServer: RedisServerProcess;
+  let worker: FakeWorker;
+  let gateway: GatewayProcess;
+
+  const env = (): Record<string, string> => ({
+    REDIS_URL: redisServer.url,
+    QUEUE_PREFIX: PREFIX,
+    REGISTRY_URL: registry.url,
+    INTERNAL_API_TOKEN: registry.token,
+    DRAIN_TIMEOUT_MS: '500',
+  });
+  const invoke = (body: Record<string, unknown>) =>
+    call(gateway.url, 'POST', '/v1/invocations', { key: 'key', json: { tool: tool.id, ...body }, timeoutMs: 5_000 });
+
+  beforeAll(async () => {
+    registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
+    registry.tools.set(tool.id, tool);
+    await registry.start();
+    redisServer = await RedisServerProcess.start();
+    worker = new FakeWorker(redisServer.url, PREFIX);
+    gateway = await GatewayProcess.start(env());
+  });
+
+  afterAll(async () => {
+    gateway?.kill();
+    await redisServer?.restart().catch(() => undefined);
+    await worker?.close();
+    await redisServer?.kill();
+    await registry.close();
+  });
+
+  it('answers 503 UNAVAILABLE at once while Redis is down, enqueues nothing, and recovers when it returns', async () => {
+    expect((await invoke({ input: { n: 1 } })).status).toBe(200);
+    const seenBefore = worker.seen.length;
+
+    await redisServer.kill();
+    // `call` aborts after timeoutMs: a hanging request fails the test instead of passing late.
+    const down = await invoke({ input: { n: 2 } });
+    expect(down.status).toBe(503);
+    expect(down.body.error.code).toBe('UNAVAILABLE');
+    const asyncDown = await invoke({ input: { n: 3 }, wait: false });
+    expect(asyncDown.status).toBe(503);
+    const read = await call(gateway.url, 'GET', `/v1/invocations/${randomUUID()}`, { key: 'key', timeoutMs: 5_000 });
+    expect(read.status).toBe(503);
+    const ready = await call(gateway.url, 'GET', '/health/ready', { timeoutMs: 5_000 });
+    expect(ready.status).toBe(503);
+
+    await redisServer.restart();
+    let succeeded = 0;
+    await eventually(async () => {
+      const answer = await invoke({ input: { n: 4 } });
+      if (answer.status === 200) succeeded += 1;
+      return answer.status === 200 ? answer : undefined;
+    }, 20_000);
+    // Only the call answered 200 reached the worker: nothing refused with 503 was buffered and sent later.
+    expect(worker.seen.length - seenBefore).toBe(succeeded);
+    expect(worker.seen.slice(seenBefore).map((job) => job.input)).toEqual([{ n: 4 }]);
+    // The readiness probe has a connection of its own, which reconnects on its own schedule.
+    await eventually(async () => ((await call(gateway.url, 'GET', '/health/ready')).status === 200 ? true : undefined));
+  });
+
+  it('on SIGTERM turns unready, answers waiting requests with 202 and exits 0', async () => {
+    const waiting = invoke({ input: { mode: 'hold' }, timeoutMs: 20_000 });
+    await worker.whenHolding(1);
+    const stopped = gateway.stop();
+    const unready = await eventually(async () => {
+      const answer = await call(gateway.url, 'GET', '/health/ready').catch(() => undefined);
+      return answer?.status === 503 ? answer : undefined;
+    });
+    expect(unready.status).toBe(503);
+    const answer = await waiting;
+    expect(answer.status).toBe(202);
+    expect(answer.body.status).toBe('queued');
+    expect(await stopped).toBe(0);
+    worker.releaseHeld();
+  });
+});
