@@ -4,10 +4,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { projectRoot } from '../../scripts/project-root';
+import { freePort } from '../support/registry-server';
+
+export { freePort };
 
 const root = projectRoot(__dirname);
 const READY_TIMEOUT_MS = 60_000;
@@ -16,19 +18,6 @@ export const POSTGRES_URL = process.env.DATABASE_URL
   ? process.env.DATABASE_URL.replace(/\/[^/]*$/, '')
   : 'postgres://postgres@127.0.0.1:5432';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 async function adminQuery(sql: string): Promise<void> {
   const client = new Client({ connectionString: `${POSTGRES_URL}/postgres` });
