@@ -2,7 +2,6 @@
 export const ErrorCode = {
   VALIDATION_FAILED: 'VALIDATION_FAILED',
   BAD_REQUEST: 'BAD_REQUEST',
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNAUTHORIZED: 'UNAUTHORIZED',
   FORBIDDEN: 'FORBIDDEN',
   NOT_FOUND: 'NOT_FOUND',
@@ -35,11 +34,13 @@ export type ExecutionErrorCode =
   | typeof ErrorCode.TOOL_NOT_FOUND
   | typeof ErrorCode.TOOL_DISABLED;
 
-/** HTTP status for request-level errors; execution errors travel inside a 200 Invocation. */
+/**
+ * HTTP status for request-level errors; execution errors travel inside a 200 Invocation. An oversized payload is
+ * `BAD_REQUEST` with status 413 (the contract names no separate code for it).
+ */
 export const httpStatusOf: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
   BAD_REQUEST: 400,
-  PAYLOAD_TOO_LARGE: 413,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,

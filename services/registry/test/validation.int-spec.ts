@@ -92,7 +92,7 @@ it('a body over the request limit answers 413', async () => {
   const code = 'x'.repeat(3 * 1024 * 1024);
   const response = await post(toolBody({ code }));
   expect(response.status).toBe(413);
-  expect(response.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+  expect(response.body.error.code).toBe('BAD_REQUEST');
 });
 
 it('an unknown field', async () => {

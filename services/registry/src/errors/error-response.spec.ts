@@ -43,7 +43,7 @@ describe('errorResponseOf', () => {
     });
     expect(errorResponseOf(new FakeHttpException('too large', 413))).toMatchObject({
       status: 413,
-      body: { error: { code: ErrorCode.PAYLOAD_TOO_LARGE } },
+      body: { error: { code: ErrorCode.BAD_REQUEST } },
     });
     expect(errorResponseOf(new FakeHttpException('media', 415))).toMatchObject({
       status: 400,

@@ -26,8 +26,6 @@ function codeOfStatus(status: number): ErrorCode {
       return ErrorCode.FORBIDDEN;
     case 404:
       return ErrorCode.NOT_FOUND;
-    case 413:
-      return ErrorCode.PAYLOAD_TOO_LARGE;
     case 429:
       return ErrorCode.RATE_LIMITED;
     default:
@@ -81,7 +79,12 @@ export function errorResponseOf(exception: unknown): ErrorResponse {
       const code = codeOfStatus(status);
       // 415 and other framework 4xx: the body is what is wrong, in the contract's terms a 400 BAD_REQUEST.
       const message = status === 415 ? 'unsupported Content-Type: send application/json' : messageOf(exception);
-      return { status: httpStatusOf[code], body: { error: { code, message } }, unexpected: false };
+      // 413 stays 413: the contract's BAD_REQUEST for an oversized payload.
+      return {
+        status: status === 413 ? 413 : httpStatusOf[code],
+        body: { error: { code, message } },
+        unexpected: false,
+      };
     }
     if (status === 503) {
       // Readiness (terminus) answers 503 with its per-dependency report; probes and people read that as is.

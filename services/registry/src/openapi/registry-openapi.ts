@@ -90,7 +90,7 @@ const errors = (...statuses: number[]): Record<string, Schema> => {
     401: 'No or bad key (UNAUTHORIZED)',
     403: 'The key lacks the scope, or is the wrong kind (FORBIDDEN)',
     404: 'Unknown id, or another tenant’s (TOOL_NOT_FOUND / NOT_FOUND)',
-    413: 'Body over the limit (PAYLOAD_TOO_LARGE)',
+    413: 'Body over the limit (BAD_REQUEST)',
   };
   return Object.fromEntries(statuses.map((s) => [String(s), { description: text[s], content: json(ref('Error')) }]));
 };
