@@ -1,0 +1,53 @@
+import type { InvocationJobV1 } from '@toolhost/queue';
+import type { JobSnapshot, JobState } from './invocation-queue';
+import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
+
+const data: InvocationJobV1 = {
+  v: 1,
+  invocationId: 'inv',
+  tenantId: 'tenant',
+  toolId: 'tool',
+  version: 2,
+  input: {},
+  context: {},
+  enqueuedAt: 0,
+};
+const snapshot = (state: JobState, extra: Partial<JobSnapshot> = {}): JobSnapshot => ({
+  data,
+  state,
+  returnValue: undefined,
+  failedReason: undefined,
+  ...extra,
+});
+const base = { id: 'inv', tool: 'custom_tool', toolId: 'tool', version: 2 };
+
+describe('InvocationSnapshotMapper', () => {
+  it.each<JobState>(['waiting', 'delayed', 'prioritized', 'waiting-children'])('maps %s to queued', (state) => {
+    expect(InvocationSnapshotMapper.toInvocation(snapshot(state))).toEqual({ ...base, status: 'queued' });
+    expect(InvocationSnapshotMapper.isFinished(snapshot(state))).toBe(false);
+  });
+
+  it('maps active to running', () => {
+    expect(InvocationSnapshotMapper.toInvocation(snapshot('active'))).toEqual({ ...base, status: 'running' });
+  });
+
+  it('answers the returned Invocation of a completed job, failed ones included', () => {
+    const returned = { ...base, status: 'failed', error: { code: 'USER_ERROR', message: 'boom' }, durationMs: 3 };
+    const done = snapshot('completed', { returnValue: returned });
+    expect(InvocationSnapshotMapper.toInvocation(done)).toEqual(returned);
+    expect(InvocationSnapshotMapper.isFinished(done)).toBe(true);
+  });
+
+  it('maps a failed job to failed / UNAVAILABLE with its failedReason', () => {
+    expect(InvocationSnapshotMapper.toInvocation(snapshot('failed', { failedReason: 'registry down' }))).toEqual({
+      ...base,
+      status: 'failed',
+      error: { code: 'UNAVAILABLE', message: 'registry down' },
+    });
+  });
+
+  it('does not pass on a completed job whose return value is not an Invocation', () => {
+    const odd = InvocationSnapshotMapper.toInvocation(snapshot('completed', { returnValue: 'text' }));
+    expect(odd).toMatchObject({ ...base, status: 'failed', error: { code: 'UNAVAILABLE' } });
+  });
+});

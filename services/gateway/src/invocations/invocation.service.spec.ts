@@ -1,0 +1,276 @@
+/* eslint-disable @typescript-eslint/require-await -- the fakes implement async ports synchronously */
+import { InputValidatorCache, type Invocation } from '@toolhost/contracts';
+import type { InvocationJobV1 } from '@toolhost/queue';
+import type { Principal } from '../auth/principal';
+import { GatewayError } from '../errors/gateway.error';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { RegistryClient, RegistryTool } from '../registry/registry.client';
+import { ToolResolver } from '../tools/tool-resolver.service';
+import type { InvocationQueue, JobSnapshot } from './invocation-queue';
+import { InvocationService } from './invocation.service';
+import type { QuotaDecision, QuotaStore } from './quota-store';
+import type { PendingReply, ReplyWaiter } from './reply-waiter';
+
+const TENANT = '11111111-1111-4111-8111-111111111111';
+const TOOL_ID = '22222222-2222-4222-8222-222222222222';
+const principal: Principal = { tenantId: TENANT, keyId: 'k', scopes: ['invoke'] };
+
+const metrics = {
+  invocation: jest.fn(),
+  limited: jest.fn(),
+  cacheLookup: jest.fn(),
+  setWaiters: jest.fn(),
+  request: jest.fn(),
+} as unknown as GatewayMetrics;
+
+class FakeRegistry implements RegistryClient {
+  tool: RegistryTool = {
+    id: TOOL_ID,
+    tenantId: TENANT,
+    title: 't',
+    description: 'd',
+    inputSchema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } },
+    status: 'active',
+    disabledReason: null,
+    version: 3,
+  };
+  verifyKey = jest.fn();
+  getTool = jest.fn(async (id: string) => (id === this.tool.id ? this.tool : undefined));
+  getToolVersion = jest.fn();
+  listTools = jest.fn();
+  ping = jest.fn();
+}
+
+class FakeQueue implements InvocationQueue {
+  jobs: InvocationJobV1[] = [];
+  failure: Error | undefined;
+  snapshot: JobSnapshot | undefined;
+  async enqueue(job: InvocationJobV1): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.jobs.push(job);
+  }
+  async read(): Promise<JobSnapshot | undefined> {
+    if (this.failure) throw this.failure;
+    return this.snapshot;
+  }
+}
+
+class FakeQuota implements QuotaStore {
+  decision: QuotaDecision = { admitted: true };
+  failure: Error | undefined;
+  released: string[] = [];
+  async acquire(): Promise<QuotaDecision> {
+    if (this.failure) throw this.failure;
+    return this.decision;
+  }
+  release(_tenantId: string, invocationId: string): void {
+    this.released.push(invocationId);
+  }
+}
+
+/** Replies with whatever `answer` says, at once; records what the service did with each pending reply. */
+class FakeReplies implements ReplyWaiter {
+  readonly replyTo = 'toolhost:replies:test';
+  answer: (id: string) => Invocation | undefined = () => undefined;
+  events: string[] = [];
+  waitedMs: number[] = [];
+  expect(invocationId: string, onFinished: () => void): PendingReply {
+    this.events.push('expect');
+    return {
+      result: async (timeoutMs) => {
+        this.waitedMs.push(timeoutMs);
+        const invocation = this.answer(invocationId);
+        if (invocation) onFinished();
+        return invocation;
+      },
+      detach: () => this.events.push('detach'),
+      cancel: () => this.events.push('cancel'),
+    };
+  }
+  async drain(): Promise<void> {}
+}
+
+function setup() {
+  const registry = new FakeRegistry();
+  const queue = new FakeQueue();
+  const quota = new FakeQuota();
+  const replies = new FakeReplies();
+  const tools = new ToolResolver(registry, metrics, 60_000);
+  const service = new InvocationService(tools, new InputValidatorCache(), quota, queue, replies, metrics, {
+    waitDefaultMs: 30_000,
+    waitMaxMs: 10_000,
+    maxInputBytes: 1024,
+  });
+  return { registry, queue, quota, replies, service, tools };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof GatewayError) return `${error.status} ${error.code}`;
+    throw error;
+  }
+  return 'no error';
+}
+
+const succeeded = (id: string): Invocation => ({
+  id,
+  tool: `custom_${TOOL_ID}`,
+  toolId: TOOL_ID,
+  version: 3,
+  status: 'succeeded',
+  result: 1,
+});
+
+describe('InvocationService', () => {
+  it('enqueues a versioned job with the reply channel and answers 200 with the reply', async () => {
+    const { service, queue, replies, quota } = setup();
+    replies.answer = succeeded;
+    const outcome = await service.invoke(principal, {
+      tool: `custom_${TOOL_ID}`,
+      input: { n: 1 },
+      context: { agentId: 'a' },
+    });
+    expect(outcome.status).toBe(200);
+    expect(queue.jobs).toHaveLength(1);
+    expect(queue.jobs[0]).toMatchObject({
+      v: 1,
+      tenantId: TENANT,
+      toolId: TOOL_ID,
+      version: 3,
+      input: { n: 1 },
+      context: { agentId: 'a' },
+      replyTo: 'toolhost:replies:test',
+    });
+    expect(outcome.body).toEqual(succeeded(queue.jobs[0].invocationId));
+    expect(quota.released).toEqual([queue.jobs[0].invocationId]);
+  });
+
+  it('caps the wait at the configured maximum and uses the default when none is asked', async () => {
+    const { service, replies } = setup();
+    await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, timeoutMs: 60_000 });
+    await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
+    await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, timeoutMs: 5 });
+    expect(replies.waitedMs).toEqual([10_000, 10_000, 5]);
+  });
+
+  it('answers 202 at once with wait: false, leaving the reply to release the slot', async () => {
+    const { service, replies, quota } = setup();
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, wait: false });
+    expect(outcome).toEqual({ status: 202, body: { id: expect.any(String), status: 'queued' } });
+    expect(replies.events).toEqual(['expect', 'detach']);
+    expect(replies.waitedMs).toEqual([]);
+    expect(quota.released).toEqual([]);
+  });
+
+  it('reads the job once when the wait runs out, and answers 200 if it finished meanwhile', async () => {
+    const { service, queue } = setup();
+    queue.snapshot = undefined;
+    expect((await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } })).status).toBe(202);
+    const job = { ...queue.jobs[0] };
+    queue.snapshot = {
+      data: job,
+      state: 'completed',
+      returnValue: succeeded(job.invocationId),
+      failedReason: undefined,
+    };
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
+    expect(outcome.status).toBe(200);
+    expect(outcome.body).toEqual(succeeded(job.invocationId));
+  });
+
+  it('refuses bad requests before anything reaches the queue', async () => {
+    const { service, queue, registry, tools } = setup();
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: {}, extra: 1 }))).toBe('400 BAD_REQUEST');
+    expect(await codeOf(service.invoke(principal, { input: {} }))).toBe('400 BAD_REQUEST');
+    expect(await codeOf(service.invoke(principal, 'nope'))).toBe('400 BAD_REQUEST');
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 'x'.repeat(2000) } }))).toBe(
+      '413 BAD_REQUEST',
+    );
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1.5 } }))).toBe('400 VALIDATION_FAILED');
+    expect(await codeOf(service.invoke(principal, { tool: 'custom_x', input: {} }))).toBe('404 TOOL_NOT_FOUND');
+    registry.tool = { ...registry.tool, tenantId: '33333333-3333-4333-8333-333333333333' };
+    tools.invalidate(TOOL_ID);
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('404 TOOL_NOT_FOUND');
+    expect(queue.jobs).toEqual([]);
+  });
+
+  it('serves tools from the cache until they are invalidated', async () => {
+    const { service, registry, tools } = setup();
+    await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
+    await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
+    expect(registry.getTool).toHaveBeenCalledTimes(1);
+    registry.tool = { ...registry.tool, status: 'disabled', disabledReason: 'failed 3 times' };
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('no error');
+    tools.invalidate(TOOL_ID);
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('409 TOOL_DISABLED');
+  });
+
+  it('echoes the input and lists each problem in VALIDATION_FAILED details', async () => {
+    const { service } = setup();
+    const error = await service.invoke(principal, { tool: TOOL_ID, input: { m: 1 } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).details).toEqual({
+      errors: [{ path: '/n', message: "must have required property 'n'" }],
+      received: { m: 1 },
+    });
+  });
+
+  it('answers FORBIDDEN without the invoke scope', async () => {
+    const { service } = setup();
+    const reader: Principal = { ...principal, scopes: ['tools:read'] };
+    expect(await codeOf(service.invoke(reader, { tool: TOOL_ID, input: { n: 1 } }))).toBe('403 FORBIDDEN');
+    expect(await codeOf(service.get(reader, TOOL_ID))).toBe('403 FORBIDDEN');
+  });
+
+  it('answers RATE_LIMITED with a Retry-After in whole seconds, enqueueing nothing', async () => {
+    const { service, queue, quota } = setup();
+    quota.decision = { admitted: false, reason: 'rate', retryAfterMs: 1_500 };
+    const error = (await service
+      .invoke(principal, { tool: TOOL_ID, input: { n: 1 } })
+      .catch((e: unknown) => e)) as GatewayError;
+    expect(error.status).toBe(429);
+    expect(error.retryAfterSec).toBe(2);
+    expect(queue.jobs).toEqual([]);
+  });
+
+  it('answers UNAVAILABLE when Redis fails, releasing the slot and forgetting the waiter', async () => {
+    const { service, queue, quota, replies } = setup();
+    quota.failure = new Error("Stream isn't writeable");
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('503 UNAVAILABLE');
+    quota.failure = undefined;
+    queue.failure = new Error('redis is reconnecting');
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('503 UNAVAILABLE');
+    expect(quota.released).toHaveLength(1);
+    expect(replies.events).toEqual(['expect', 'cancel']);
+  });
+
+  it("reads invocations of the caller's tenant only", async () => {
+    const { service, queue } = setup();
+    const id = '44444444-4444-4444-8444-444444444444';
+    const data: InvocationJobV1 = {
+      v: 1,
+      invocationId: id,
+      tenantId: TENANT,
+      toolId: TOOL_ID,
+      version: 3,
+      input: {},
+      context: {},
+      enqueuedAt: 0,
+    };
+    queue.snapshot = { data, state: 'waiting', returnValue: undefined, failedReason: undefined };
+    expect(await service.get(principal, id)).toEqual({
+      id,
+      tool: `custom_${TOOL_ID}`,
+      toolId: TOOL_ID,
+      version: 3,
+      status: 'queued',
+    });
+    const other: Principal = { ...principal, tenantId: '33333333-3333-4333-8333-333333333333' };
+    expect(await codeOf(service.get(other, id))).toBe('404 NOT_FOUND');
+    expect(await codeOf(service.get(principal, 'not-a-uuid'))).toBe('404 NOT_FOUND');
+    queue.snapshot = undefined;
+    expect(await codeOf(service.get(principal, id))).toBe('404 NOT_FOUND');
+  });
+});

@@ -1,0 +1,68 @@
+import type { Invocation } from '@toolhost/contracts';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import { PubSubReplyWaiter } from './pubsub-reply-waiter.service';
+
+const metrics = { setWaiters: jest.fn() } as unknown as GatewayMetrics;
+const invocation = (id: string): Invocation => ({ id, tool: 'custom_t', toolId: 't', version: 1, status: 'succeeded' });
+const reply = (id: string): string => JSON.stringify({ invocationId: id, invocation: invocation(id) });
+
+describe('PubSubReplyWaiter', () => {
+  let waiter: PubSubReplyWaiter;
+  beforeEach(() => {
+    waiter = new PubSubReplyWaiter('toolhost:replies:x', metrics, 60_000);
+  });
+  afterEach(() => waiter.close());
+
+  it('resolves a waiting request with its reply and runs onFinished once', async () => {
+    const finished = jest.fn();
+    const pending = waiter.expect('a', finished);
+    const result = pending.result(10_000);
+    waiter.handleMessage(reply('a'));
+    waiter.handleMessage(reply('a'));
+    expect(await result).toEqual(invocation('a'));
+    expect(finished).toHaveBeenCalledTimes(1);
+    expect(waiter.size).toBe(0);
+  });
+
+  it('keeps a reply that arrives before anybody waits', async () => {
+    const finished = jest.fn();
+    const pending = waiter.expect('b', finished);
+    waiter.handleMessage(reply('b'));
+    expect(await pending.result(10_000)).toEqual(invocation('b'));
+    expect(finished).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers undefined on timeout, and still releases when the late reply comes', async () => {
+    const finished = jest.fn();
+    const pending = waiter.expect('c', finished);
+    expect(await pending.result(1)).toBeUndefined();
+    expect(finished).not.toHaveBeenCalled();
+    waiter.handleMessage(reply('c'));
+    expect(finished).toHaveBeenCalledTimes(1);
+    expect(waiter.size).toBe(0);
+  });
+
+  it('releases detached (wait: false) invocations on their reply', () => {
+    const finished = jest.fn();
+    waiter.expect('d', finished).detach();
+    waiter.handleMessage(reply('d'));
+    expect(finished).toHaveBeenCalledTimes(1);
+    expect(waiter.size).toBe(0);
+  });
+
+  it('ignores unknown ids, garbage and cancelled waiters', () => {
+    const finished = jest.fn();
+    waiter.expect('e', finished).cancel();
+    waiter.handleMessage(reply('e'));
+    waiter.handleMessage('not json');
+    waiter.handleMessage(JSON.stringify({ invocationId: 'e' }));
+    expect(finished).not.toHaveBeenCalled();
+  });
+
+  it('answers every waiter on drain, and later waits at once', async () => {
+    const pending = waiter.expect('f', jest.fn()).result(60_000);
+    await waiter.drain(0);
+    expect(await pending).toBeUndefined();
+    expect(await waiter.expect('g', jest.fn()).result(60_000)).toBeUndefined();
+  });
+});

@@ -1,0 +1,44 @@
+import type { RegistryTool } from '../registry/registry.client';
+import { ToolFormatMapper } from './tool-format.mapper';
+
+const tool: RegistryTool = {
+  id: '22222222-2222-4222-8222-222222222222',
+  tenantId: 't',
+  title: 'Slug Generator',
+  description: 'Turns a title into a URL slug',
+  inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+  status: 'active',
+  disabledReason: null,
+  version: 1,
+};
+const name = 'custom_22222222-2222-4222-8222-222222222222';
+
+describe('ToolFormatMapper', () => {
+  it('maps to the OpenAI function form', () => {
+    expect(ToolFormatMapper.map('openai', tool)).toEqual({
+      type: 'function',
+      function: { name, description: tool.description, parameters: tool.inputSchema },
+    });
+  });
+
+  it('maps to the Anthropic tool form', () => {
+    expect(ToolFormatMapper.map('anthropic', tool)).toEqual({
+      name,
+      description: tool.description,
+      input_schema: tool.inputSchema,
+    });
+  });
+
+  it('maps to the MCP tool form', () => {
+    expect(ToolFormatMapper.map('mcp', tool)).toEqual({
+      name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    });
+  });
+
+  it('keeps names within the OpenAI function-name pattern', () => {
+    expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  });
+});
