@@ -71,6 +71,7 @@ export class GatewayRuntime {
       config.ENQUEUE_TIMEOUT_MS,
     );
 
+    let resync: () => Promise<void> = () => Promise.resolve();
     if (config.REPLY_MODE === 'queue-events') {
       const eventsConnection = createRedis(config.REDIS_URL, 'worker', `gateway-events-${this.gatewayId}`);
       this.extraConnections.push(eventsConnection);
@@ -81,14 +82,19 @@ export class GatewayRuntime {
     } else {
       const waiter = new PubSubReplyWaiter(replyChannel(this.gatewayId), this.metrics, config.CONCURRENCY_SLOT_TTL_MS);
       this.subscriber.subscribe(waiter.replyTo, (message) => waiter.handleMessage(message));
+      resync = () => waiter.resync((id) => this.invocations.finished(id));
       this.replies = waiter;
     }
     this.subscriber.subscribe(TOOL_CHANGED_CHANNEL, (message) => {
       const event = parseToolChanged(message);
       if (event) this.tools.invalidate(event.toolId);
     });
-    // Events published while the subscriber was away are lost: start from an empty tool cache.
-    this.subscriber.onReconnect(() => this.tools.invalidateAll());
+    // Messages published while the subscriber was away are lost: start from an empty tool cache, and read the
+    // jobs of every invocation still expected instead of waiting for replies that will not come.
+    this.subscriber.onReconnect(() => {
+      this.tools.invalidateAll();
+      void resync();
+    });
 
     const validators = new InputValidatorCache({ enabled: cacheOn });
     this.invocations = new InvocationService(this.tools, validators, quota, this.queue, this.replies, this.metrics, {

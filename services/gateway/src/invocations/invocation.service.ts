@@ -101,6 +101,14 @@ export class InvocationService {
     return InvocationSnapshotMapper.toInvocation(snapshot);
   }
 
+  /** The invocation if its job has finished; undefined while it is queued or running, or when it is unknown. */
+  async finished(invocationId: string): Promise<Invocation | undefined> {
+    const snapshot = await this.readJob(invocationId);
+    return snapshot && InvocationSnapshotMapper.isFinished(snapshot)
+      ? InvocationSnapshotMapper.toInvocation(snapshot)
+      : undefined;
+  }
+
   private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
     const inputBytes = Buffer.byteLength(JSON.stringify(request.input), 'utf8');
     if (inputBytes > this.settings.maxInputBytes) {
@@ -149,11 +157,8 @@ export class InvocationService {
     const finished = await pending.result(waitMs);
     if (finished) return { status: 200, body: finished };
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
-    const snapshot = await this.readJob(invocationId).catch(() => undefined);
-    if (snapshot && InvocationSnapshotMapper.isFinished(snapshot)) {
-      return { status: 200, body: InvocationSnapshotMapper.toInvocation(snapshot) };
-    }
-    return accepted;
+    const late = await this.finished(invocationId).catch(() => undefined);
+    return late ? { status: 200, body: late } : accepted;
   }
 
   private validate(toolId: string, version: number, schema: JsonObject, request: InvokeRequest): void {

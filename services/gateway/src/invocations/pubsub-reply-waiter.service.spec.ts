@@ -59,6 +59,19 @@ describe('PubSubReplyWaiter', () => {
     expect(finished).not.toHaveBeenCalled();
   });
 
+  it('delivers invocations that finished while the subscriber was away (resync)', async () => {
+    const waiting = waiter.expect('h', jest.fn()).result(60_000);
+    const detachedFinished = jest.fn();
+    waiter.expect('i', detachedFinished).detach();
+    const stillRunning = jest.fn();
+    waiter.expect('j', stillRunning).detach();
+    await waiter.resync((id) => Promise.resolve(id === 'j' ? undefined : invocation(id)));
+    expect(await waiting).toEqual(invocation('h'));
+    expect(detachedFinished).toHaveBeenCalledTimes(1);
+    expect(stillRunning).not.toHaveBeenCalled();
+    expect(waiter.size).toBe(1);
+  });
+
   it('answers every waiter on drain, and later waits at once', async () => {
     const pending = waiter.expect('f', jest.fn()).result(60_000);
     await waiter.drain(0);

@@ -67,18 +67,33 @@ export class PubSubReplyWaiter implements ReplyWaiter {
   /** A raw message from the reply channel. Unknown ids (another process's restart, duplicates) are ignored. */
   handleMessage(raw: string): void {
     const message = parseReply(raw);
-    if (!message) return;
-    const entry = this.entries.get(message.invocationId);
+    if (message) this.deliver(message.invocationId, message.invocation);
+  }
+
+  /** Ends the wait for `invocationId` with its finished invocation (from a reply, or read back from its job). */
+  deliver(invocationId: string, invocation: Invocation): void {
+    const entry = this.entries.get(invocationId);
     if (!entry) return;
     entry.onFinished();
     if (entry.resolve) {
-      this.settle(message.invocationId, entry, message.invocation);
+      this.settle(invocationId, entry, invocation);
     } else if (entry.detached) {
-      this.entries.delete(message.invocationId);
+      this.entries.delete(invocationId);
     } else {
-      entry.arrived = message.invocation;
+      entry.arrived = invocation;
       // onFinished already ran: a later `result` only needs the value.
       entry.onFinished = () => undefined;
+    }
+  }
+
+  /**
+   * After the subscriber reconnected, replies published meanwhile are lost: `lookup` reads each expected
+   * invocation's job, and those that finished are delivered as if their reply had come.
+   */
+  async resync(lookup: (invocationId: string) => Promise<Invocation | undefined>): Promise<void> {
+    for (const invocationId of [...this.entries.keys()]) {
+      const invocation = await lookup(invocationId).catch(() => undefined);
+      if (invocation) this.deliver(invocationId, invocation);
     }
   }
 
