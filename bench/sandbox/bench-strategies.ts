@@ -1,6 +1,7 @@
 import type { JsonValue } from '@toolhost/contracts';
 import { CallBudget, SandboxPool, SandboxRuntime, type RunRequest, type ToolBridge } from '@toolhost/sandbox';
 import ivm from 'isolated-vm';
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Workload } from './bench-workloads';
 
@@ -9,7 +10,23 @@ export interface Strategy {
   name: string;
   setup(workload: Workload): Promise<() => Promise<JsonValue>>;
   teardown(): Promise<void>;
+  /** CPU used by helper processes so far, in microseconds (the pool's children). */
+  helperCpuMicros?: () => number;
 }
+
+/** utime + stime of a process from /proc (Linux), in microseconds; 0 where /proc is not available. */
+function processCpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // Fields after the command: state is index 0, so utime (14th) and stime (15th) are at 11 and 12.
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
 
 const NO_BRIDGE: ToolBridge = {
   callTool: () => Promise.reject(new Error('no tools in the benchmark')),
@@ -59,7 +76,8 @@ export function runtimeStrategy(): Strategy {
 }
 
 export function poolStrategy(): Strategy {
-  const pool = new SandboxPool({ size: 1 });
+  // No recycling during the measurement: the children's CPU is read from /proc by pid.
+  const pool = new SandboxPool({ size: 1, maxRunsPerChild: Number.MAX_SAFE_INTEGER, maxRssMb: 1 << 20 });
   let i = 0;
   return {
     name: 'toolhost runtime through the pool (1 child, IPC per call)',
@@ -69,6 +87,7 @@ export function poolStrategy(): Strategy {
         return resultOf(await pool.run(runRequest(workload, i), NO_BRIDGE, new CallBudget()));
       }),
     teardown: () => pool.close(),
+    helperCpuMicros: () => pool.pids().reduce((sum, pid) => sum + processCpuMicros(pid), 0),
   };
 }
 

@@ -5,4 +5,5 @@ export { CodeSyntaxError } from './code-syntax.error';
 export { checkSyntax, detectShape } from './code-shape';
 export { contentOf } from './run-outcome';
 export { SandboxRuntime, type SandboxRuntimeOptions, type SandboxRuntimeStats } from './sandbox-runtime';
+export type { EntryMode } from './tenant-isolate';
 export { SandboxPool, type SandboxPoolOptions, type SandboxPoolStats } from './sandbox-pool';

@@ -19,6 +19,9 @@ function runtimeOptions(): SandboxRuntimeOptions {
   for (const key of ['maxIsolates', 'maxRunsPerIsolate', 'maxHeapFraction', 'maxCachedCode'] as const) {
     if (typeof source[key] === 'number') options[key] = source[key];
   }
+  if (source.entryMode === 'sync' || source.entryMode === 'async' || source.entryMode === 'adaptive') {
+    options.entryMode = source.entryMode;
+  }
   return options;
 }
 

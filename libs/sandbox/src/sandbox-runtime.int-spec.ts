@@ -3,56 +3,57 @@ import { CallBudget } from './call-budget';
 import { SandboxRuntime } from './sandbox-runtime';
 import { expectFailed, expectSucceeded, recordingBridge, request } from './sandbox-test.fixtures';
 
-const runtime = new SandboxRuntime();
-afterAll(() => runtime.dispose());
+describe.each(['adaptive', 'sync'] as const)('entry mode %s', (entryMode) => {
+  const runtime = new SandboxRuntime({ entryMode });
+  afterAll(() => runtime.dispose());
 
-const SLUG = `export async function handle(input) {
+  const SLUG = `export async function handle(input) {
   return input.title.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
 }`;
 
-describe('SandboxRuntime: code shapes', () => {
-  it.each([
-    ['export async function handle', SLUG],
-    ['top-level async function handle', SLUG.replace('export ', '')],
-    ['sync function handle', 'function handle(input) {\n  return input.title.toLowerCase().split(" ").join("-");\n}'],
-    ['export const handle arrow', 'export const handle = (input) => input.title.toLowerCase().replace(/ /g, "-");'],
-    ['function body', 'return params.title.toLowerCase().replace(/ /g, "-")'],
-    ['function body with <param>', 'return <title>.toLowerCase().replace(/ /g, "-")'],
-  ])('%s', async (_name, code) => {
-    const outcome = expectSucceeded(
-      await runtime.run(request(code, { input: { title: 'My Blog Post Title' } }), recordingBridge()),
-    );
-    expect(outcome.result).toBe('my-blog-post-title');
-    expect(outcome.content).toEqual([{ type: 'text', text: 'my-blog-post-title' }]);
-  });
+  describe('SandboxRuntime: code shapes', () => {
+    it.each([
+      ['export async function handle', SLUG],
+      ['top-level async function handle', SLUG.replace('export ', '')],
+      ['sync function handle', 'function handle(input) {\n  return input.title.toLowerCase().split(" ").join("-");\n}'],
+      ['export const handle arrow', 'export const handle = (input) => input.title.toLowerCase().replace(/ /g, "-");'],
+      ['function body', 'return params.title.toLowerCase().replace(/ /g, "-")'],
+      ['function body with <param>', 'return <title>.toLowerCase().replace(/ /g, "-")'],
+    ])('%s', async (_name, code) => {
+      const outcome = expectSucceeded(
+        await runtime.run(request(code, { input: { title: 'My Blog Post Title' } }), recordingBridge()),
+      );
+      expect(outcome.result).toBe('my-blog-post-title');
+      expect(outcome.content).toEqual([{ type: 'text', text: 'my-blog-post-title' }]);
+    });
 
-  it('the currency formatter gets a working Intl', async () => {
-    const code = `return new Intl.NumberFormat('en-US', { style: 'currency', currency: input.currency }).format(input.amount)`;
-    const outcome = expectSucceeded(
-      await runtime.run(request(code, { input: { amount: 1234.5, currency: 'USD' } }), recordingBridge()),
-    );
-    expect(outcome.result).toBe('$1,234.50');
-  });
+    it('the currency formatter gets a working Intl', async () => {
+      const code = `return new Intl.NumberFormat('en-US', { style: 'currency', currency: input.currency }).format(input.amount)`;
+      const outcome = expectSucceeded(
+        await runtime.run(request(code, { input: { amount: 1234.5, currency: 'USD' } }), recordingBridge()),
+      );
+      expect(outcome.result).toBe('$1,234.50');
+    });
 
-  it('a body sees env, environmentVariables and {{SECRET}} in code, strings and templates', async () => {
-    const code =
-      "return [env.API_KEY, environmentVariables.API_KEY, {{API_KEY}}, 'Bearer {{API_KEY}}', `t:{{API_KEY}}`, '{{MISSING}}']";
-    const outcome = expectSucceeded(
-      await runtime.run(request(code, { secrets: { API_KEY: 's3cr3t' } }), recordingBridge()),
-    );
-    expect(outcome.result).toEqual(['s3cr3t', 's3cr3t', 's3cr3t', 'Bearer s3cr3t', 't:s3cr3t', '']);
-  });
+    it('a body sees env, environmentVariables and {{SECRET}} in code, strings and templates', async () => {
+      const code =
+        "return [env.API_KEY, environmentVariables.API_KEY, {{API_KEY}}, 'Bearer {{API_KEY}}', `t:{{API_KEY}}`, '{{MISSING}}']";
+      const outcome = expectSucceeded(
+        await runtime.run(request(code, { secrets: { API_KEY: 's3cr3t' } }), recordingBridge()),
+      );
+      expect(outcome.result).toEqual(['s3cr3t', 's3cr3t', 's3cr3t', 'Bearer s3cr3t', 't:s3cr3t', '']);
+    });
 
-  it('the code of a cached version still reads the secrets of each run', async () => {
-    const base = request('return {{K}}', { secrets: { K: 'one' } });
-    expect(expectSucceeded(await runtime.run(base, recordingBridge())).result).toBe('one');
-    expect(expectSucceeded(await runtime.run({ ...base, secrets: { K: 'two' } }, recordingBridge())).result).toBe(
-      'two',
-    );
-  });
+    it('the code of a cached version still reads the secrets of each run', async () => {
+      const base = request('return {{K}}', { secrets: { K: 'one' } });
+      expect(expectSucceeded(await runtime.run(base, recordingBridge())).result).toBe('one');
+      expect(expectSucceeded(await runtime.run({ ...base, secrets: { K: 'two' } }, recordingBridge())).result).toBe(
+        'two',
+      );
+    });
 
-  it('a pi extension module: execute(toolCallId, params, signal, onUpdate, ctx), {content, details} mapped', async () => {
-    const code = `export default function (pi) {
+    it('a pi extension module: execute(toolCallId, params, signal, onUpdate, ctx), {content, details} mapped', async () => {
+      const code = `export default function (pi) {
   pi.on('session_start', () => {});
   pi.registerTool({
     name: 'greet',
@@ -68,349 +69,403 @@ describe('SandboxRuntime: code shapes', () => {
     },
   });
 }`;
-    const outcome = expectSucceeded(await runtime.run(request(code, { input: { name: 'Ada' } }), recordingBridge()));
-    expect(outcome.content).toEqual([{ type: 'text', text: 'hello Ada' }]);
-    expect(outcome.result).toEqual({
-      toolCallId: 'call-1',
-      aborted: false,
-      invocationId: 'inv-1',
-      onUpdate: 'function',
+      const outcome = expectSucceeded(await runtime.run(request(code, { input: { name: 'Ada' } }), recordingBridge()));
+      expect(outcome.content).toEqual([{ type: 'text', text: 'hello Ada' }]);
+      expect(outcome.result).toEqual({
+        toolCallId: 'call-1',
+        aborted: false,
+        invocationId: 'inv-1',
+        onUpdate: 'function',
+      });
     });
-  });
 
-  it('a pi module with several tools runs the one named by piToolName', async () => {
-    const code = `export default function (pi) {
+    it('a pi module with several tools runs the one named by piToolName', async () => {
+      const code = `export default function (pi) {
   pi.registerTool({ name: 'a', execute: async () => ({ content: [{ type: 'text', text: 'A' }] }) });
   pi.registerTool({ name: 'b', execute: async () => ({ content: [{ type: 'text', text: 'B' }], details: 2 }) });
 }`;
-    const outcome = expectSucceeded(await runtime.run(request(code, { piToolName: 'b' }), recordingBridge()));
-    expect(outcome).toMatchObject({ result: 2, content: [{ type: 'text', text: 'B' }] });
-    const missing = await runtime.run(request(code, { piToolName: 'c' }), recordingBridge());
-    expect(expectFailed(missing, 'USER_ERROR').error.message).toContain('no tool named c');
-  });
-
-  it('a pi module that registers nothing is a USER_ERROR', async () => {
-    expectFailed(await runtime.run(request('export default function (pi) {}'), recordingBridge()), 'USER_ERROR');
-  });
-
-  it('a module without handle is a USER_ERROR naming handle', async () => {
-    const outcome = await runtime.run(request('export function other() { return 1 }'), recordingBridge());
-    expect(expectFailed(outcome, 'USER_ERROR').error.message).toContain('handle');
-  });
-
-  it('_llm, _render and _interactive pass through untouched; content is _llm', async () => {
-    const code =
-      "return { total: 3, _llm: 'three', _render: { type: 'table', rows: [[1]] }, _interactive: { actions: ['retry'] } }";
-    const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
-    expect(outcome.result).toEqual({
-      total: 3,
-      _llm: 'three',
-      _render: { type: 'table', rows: [[1]] },
-      _interactive: { actions: ['retry'] },
+      const outcome = expectSucceeded(await runtime.run(request(code, { piToolName: 'b' }), recordingBridge()));
+      expect(outcome).toMatchObject({ result: 2, content: [{ type: 'text', text: 'B' }] });
+      const missing = await runtime.run(request(code, { piToolName: 'c' }), recordingBridge());
+      expect(expectFailed(missing, 'USER_ERROR').error.message).toContain('no tool named c');
     });
-    expect(outcome.content).toEqual([{ type: 'text', text: 'three' }]);
-  });
 
-  it('a result without _llm is shown as its JSON; undefined becomes null', async () => {
-    expect(expectSucceeded(await runtime.run(request('return { a: [1, "x"] }'), recordingBridge())).content).toEqual([
-      { type: 'text', text: '{"a":[1,"x"]}' },
-    ]);
-    expect(expectSucceeded(await runtime.run(request('const a = 1;'), recordingBridge())).result).toBeNull();
-  });
-
-  it('a syntax error is a USER_ERROR with its line', async () => {
-    const outcome = expectFailed(
-      await runtime.run(request('const a = 1;\nreturn a +;'), recordingBridge()),
-      'USER_ERROR',
-    );
-    expect(outcome.error.details).toMatchObject({ line: 2 });
-  });
-});
-
-describe('SandboxRuntime: USER_ERROR carries the line in the tool code', () => {
-  it.each([
-    [
-      'handle',
-      'export async function handle(input) {\n  const a = 1;\n  throw new RangeError("bad " + a);\n}',
-      3,
-      'RangeError: bad 1',
-    ],
-    ['body', 'const a = 1;\n\nnull.x;', 3, 'TypeError'],
-    [
-      'pi',
-      "export default function (pi) {\n  pi.registerTool({ name: 't', execute() {\n    throw new Error('pi broke');\n  } });\n}",
-      3,
-      'Error: pi broke',
-    ],
-  ])('%s', async (_shape, code, line, message) => {
-    const outcome = expectFailed(await runtime.run(request(code), recordingBridge()), 'USER_ERROR');
-    expect(outcome.error.message).toContain(message);
-    expect(outcome.error.message).toContain(`line ${line}`);
-    expect(outcome.error.details).toMatchObject({ line });
-  });
-
-  it('a thrown non-Error keeps its text and has no line', async () => {
-    const outcome = expectFailed(await runtime.run(request("throw 'plain string'"), recordingBridge()), 'USER_ERROR');
-    expect(outcome.error.message).toBe('plain string');
-  });
-});
-
-describe('SandboxRuntime: ctx', () => {
-  it('exposes the ids of the invocation', async () => {
-    const code =
-      'return [ctx.agentId, ctx.agentName, ctx.powerUserId, ctx.toolCallId, ctx.conversationId, ctx.invocationId]';
-    const req = request(code, {
-      context: {
-        invocationId: 'inv-9',
-        agentId: 'ag',
-        agentName: 'Ag',
-        powerUserId: 'pu',
-        toolCallId: 'tc',
-        conversationId: 'cv',
-      },
+    it('a pi module that registers nothing is a USER_ERROR', async () => {
+      expectFailed(await runtime.run(request('export default function (pi) {}'), recordingBridge()), 'USER_ERROR');
     });
-    expect(expectSucceeded(await runtime.run(req, recordingBridge())).result).toEqual([
-      'ag',
-      'Ag',
-      'pu',
-      'tc',
-      'cv',
-      'inv-9',
-    ]);
-  });
 
-  it('ctx.tools.<name> resolves to the callee answer; an error envelope resolves too', async () => {
-    const bridge = recordingBridge();
-    const code = 'const a = await ctx.tools.echo({ n: 1 }); const b = await ctx.tools.fail({}); return { a, b }';
-    const outcome = expectSucceeded(await runtime.run(request(code), bridge, new CallBudget(5)));
-    expect(outcome.result).toEqual({
-      a: { tool: 'echo', input: { n: 1 } },
-      b: { error: 'USER_ERROR', details: { reason: 'callee failed' } },
+    it('a module without handle is a USER_ERROR naming handle', async () => {
+      const outcome = await runtime.run(request('export function other() { return 1 }'), recordingBridge());
+      expect(expectFailed(outcome, 'USER_ERROR').error.message).toContain('handle');
     });
-    expect(bridge.calls).toEqual([
-      { name: 'echo', input: { n: 1 } },
-      { name: 'fail', input: {} },
-    ]);
-    expect(outcome.budgetUsed).toBe(2);
+
+    it('_llm, _render and _interactive pass through untouched; content is _llm', async () => {
+      const code =
+        "return { total: 3, _llm: 'three', _render: { type: 'table', rows: [[1]] }, _interactive: { actions: ['retry'] } }";
+      const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
+      expect(outcome.result).toEqual({
+        total: 3,
+        _llm: 'three',
+        _render: { type: 'table', rows: [[1]] },
+        _interactive: { actions: ['retry'] },
+      });
+      expect(outcome.content).toEqual([{ type: 'text', text: 'three' }]);
+    });
+
+    it('a result without _llm is shown as its JSON; undefined becomes null', async () => {
+      expect(expectSucceeded(await runtime.run(request('return { a: [1, "x"] }'), recordingBridge())).content).toEqual([
+        { type: 'text', text: '{"a":[1,"x"]}' },
+      ]);
+      expect(expectSucceeded(await runtime.run(request('const a = 1;'), recordingBridge())).result).toBeNull();
+    });
+
+    it('a syntax error is a USER_ERROR with its line', async () => {
+      const outcome = expectFailed(
+        await runtime.run(request('const a = 1;\nreturn a +;'), recordingBridge()),
+        'USER_ERROR',
+      );
+      expect(outcome.error.details).toMatchObject({ line: 2 });
+    });
   });
 
-  it('a dispatch failure rejects in the code with the bridge message', async () => {
-    const code = 'try { await ctx.tools.broken({}); return "no" } catch (e) { return [e instanceof Error, e.message] }';
-    expect(expectSucceeded(await runtime.run(request(code), recordingBridge())).result).toEqual([
-      true,
-      'no such tool: broken',
-    ]);
+  describe('SandboxRuntime: USER_ERROR carries the line in the tool code', () => {
+    it.each([
+      [
+        'handle',
+        'export async function handle(input) {\n  const a = 1;\n  throw new RangeError("bad " + a);\n}',
+        3,
+        'RangeError: bad 1',
+      ],
+      ['body', 'const a = 1;\n\nnull.x;', 3, 'TypeError'],
+      [
+        'pi',
+        "export default function (pi) {\n  pi.registerTool({ name: 't', execute() {\n    throw new Error('pi broke');\n  } });\n}",
+        3,
+        'Error: pi broke',
+      ],
+    ])('%s', async (_shape, code, line, message) => {
+      const outcome = expectFailed(await runtime.run(request(code), recordingBridge()), 'USER_ERROR');
+      expect(outcome.error.message).toContain(message);
+      expect(outcome.error.message).toContain(`line ${line}`);
+      expect(outcome.error.details).toMatchObject({ line });
+    });
+
+    it('a thrown non-Error keeps its text and has no line', async () => {
+      const outcome = expectFailed(await runtime.run(request("throw 'plain string'"), recordingBridge()), 'USER_ERROR');
+      expect(outcome.error.message).toBe('plain string');
+    });
   });
 
-  it('ctx.tools input must be JSON and within the input cap (rejected in the code, nothing dispatched)', async () => {
-    const bridge = recordingBridge();
-    const code = `const out = [];
+  describe('SandboxRuntime: ctx', () => {
+    it('exposes the ids of the invocation', async () => {
+      const code =
+        'return [ctx.agentId, ctx.agentName, ctx.powerUserId, ctx.toolCallId, ctx.conversationId, ctx.invocationId]';
+      const req = request(code, {
+        context: {
+          invocationId: 'inv-9',
+          agentId: 'ag',
+          agentName: 'Ag',
+          powerUserId: 'pu',
+          toolCallId: 'tc',
+          conversationId: 'cv',
+        },
+      });
+      expect(expectSucceeded(await runtime.run(req, recordingBridge())).result).toEqual([
+        'ag',
+        'Ag',
+        'pu',
+        'tc',
+        'cv',
+        'inv-9',
+      ]);
+    });
+
+    it('ctx.tools.<name> resolves to the callee answer; an error envelope resolves too', async () => {
+      const bridge = recordingBridge();
+      const code = 'const a = await ctx.tools.echo({ n: 1 }); const b = await ctx.tools.fail({}); return { a, b }';
+      const outcome = expectSucceeded(await runtime.run(request(code), bridge, new CallBudget(5)));
+      expect(outcome.result).toEqual({
+        a: { tool: 'echo', input: { n: 1 } },
+        b: { error: 'USER_ERROR', details: { reason: 'callee failed' } },
+      });
+      expect(bridge.calls).toEqual([
+        { name: 'echo', input: { n: 1 } },
+        { name: 'fail', input: {} },
+      ]);
+      expect(outcome.budgetUsed).toBe(2);
+    });
+
+    it('a dispatch failure rejects in the code with the bridge message', async () => {
+      const code =
+        'try { await ctx.tools.broken({}); return "no" } catch (e) { return [e instanceof Error, e.message] }';
+      expect(expectSucceeded(await runtime.run(request(code), recordingBridge())).result).toEqual([
+        true,
+        'no such tool: broken',
+      ]);
+    });
+
+    it('ctx.tools input must be JSON and within the input cap (rejected in the code, nothing dispatched)', async () => {
+      const bridge = recordingBridge();
+      const code = `const out = [];
 for (const arg of [{ f: 1n }, 'x'.repeat(2000)]) {
   try { await ctx.tools.echo(arg); } catch (e) { out.push(e.name); }
 }
 return out`;
-    const outcome = await runtime.run(request(code, { limits: { maxInputBytes: 1000 } as never }), bridge);
-    expect(expectSucceeded(outcome).result).toEqual(['TypeError', 'RangeError']);
-    expect(bridge.calls).toHaveLength(0);
-  });
-
-  it('ctx.audit(event, data) reaches the bridge', async () => {
-    const bridge = recordingBridge();
-    const code = "await ctx.audit('charged', { amount: 5 }); await ctx.audit('plain'); return 'ok'";
-    expectSucceeded(await runtime.run(request(code), bridge));
-    expect(bridge.audits).toEqual([{ event: 'charged', data: { amount: 5 } }, { event: 'plain' }]);
-  });
-
-  it('console.* is captured in order, with levels', async () => {
-    const code =
-      "console.log('a', 1, { b: 2 }); console.info('i'); console.debug('d'); console.warn('w'); console.error(new TypeError('e')); return 1";
-    const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
-    expect(outcome.logs).toEqual(['a 1 {"b":2}', 'i', 'd', '[warn] w', '[error] TypeError: e']);
-  });
-
-  it('logs are capped with a note', async () => {
-    const code = "for (let i = 0; i < 10000; i++) console.log('line ' + i); return 1";
-    const outcome = expectSucceeded(
-      await runtime.run(request(code, { limits: { maxLogBytes: 200 } as never }), recordingBridge()),
-    );
-    const body = outcome.logs.slice(0, -1).join('\n');
-    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(200);
-    expect(outcome.logs[outcome.logs.length - 1]).toContain('truncated');
-  });
-
-  it('Date, Math.random and Intl work; input is a copy', async () => {
-    const input = { list: [1, 2] };
-    const code =
-      'input.list.push(3); return [typeof Date.now(), new Date(0).toISOString(), Math.random() < 1, new Intl.DateTimeFormat("en-US", { timeZone: "UTC" }).format(new Date(0)), input.list.length]';
-    const outcome = expectSucceeded(await runtime.run(request(code, { input }), recordingBridge()));
-    expect(outcome.result).toEqual(['number', '1970-01-01T00:00:00.000Z', true, '1/1/1970', 3]);
-    expect(input.list).toEqual([1, 2]);
-  });
-});
-
-describe('SandboxRuntime: what code sees', () => {
-  it('exactly these globals', async () => {
-    const outcome = expectSucceeded(
-      await runtime.run(request('return Reflect.ownKeys(globalThis).map(String).sort()'), recordingBridge()),
-    );
-    expect(outcome.result).toEqual([
-      'AggregateError',
-      'Array',
-      'ArrayBuffer',
-      'BigInt',
-      'BigInt64Array',
-      'BigUint64Array',
-      'Boolean',
-      'DataView',
-      'Date',
-      'Error',
-      'EvalError',
-      'Function',
-      'Infinity',
-      'Int16Array',
-      'Int32Array',
-      'Int8Array',
-      'Intl',
-      'JSON',
-      'Map',
-      'Math',
-      'NaN',
-      'Number',
-      'Object',
-      'Promise',
-      'Proxy',
-      'RangeError',
-      'ReferenceError',
-      'Reflect',
-      'RegExp',
-      'Set',
-      'String',
-      'Symbol',
-      'Symbol(Symbol.unscopables)',
-      'SyntaxError',
-      'TypeError',
-      'URIError',
-      'Uint16Array',
-      'Uint32Array',
-      'Uint8Array',
-      'Uint8ClampedArray',
-      'WeakMap',
-      'WeakSet',
-      'console',
-      'decodeURI',
-      'decodeURIComponent',
-      'encodeURI',
-      'encodeURIComponent',
-      'escape',
-      'eval',
-      'globalThis',
-      'isFinite',
-      'isNaN',
-      'parseFloat',
-      'parseInt',
-      'undefined',
-      'unescape',
-    ]);
-  });
-
-  it('exactly these ctx and console members', async () => {
-    const code =
-      'return [Object.keys(ctx).sort(), Object.keys(console).sort(), Object.isFrozen(ctx), Object.isFrozen(console)]';
-    expect(expectSucceeded(await runtime.run(request(code), recordingBridge())).result).toEqual([
-      ['agentId', 'agentName', 'audit', 'conversationId', 'invocationId', 'powerUserId', 'toolCallId', 'tools'],
-      ['debug', 'error', 'info', 'log', 'warn'],
-      true,
-      true,
-    ]);
-  });
-});
-
-describe('SandboxRuntime: limits', () => {
-  it('input over the cap is refused before running', async () => {
-    const outcome = await runtime.run(
-      request('return 1', { input: { s: 'x'.repeat(300) }, limits: { maxInputBytes: 100 } as never }),
-      recordingBridge(),
-    );
-    expectFailed(outcome, 'VALIDATION_FAILED');
-  });
-
-  it('the wall clock covers awaiting a ctx call that never answers', async () => {
-    const outcome = await runtime.run(
-      request('return await ctx.tools.never({})', { limits: { wallClockMs: 300 } as never }),
-      recordingBridge(),
-    );
-    expect(expectFailed(outcome, 'TIMEOUT').error.message).toContain('wall clock');
-    expectSucceeded(await runtime.run(request('return 1'), recordingBridge()));
-  });
-
-  it('CPU time after an await counts against the timeout', async () => {
-    const code = 'await ctx.tools.echo({}); for (;;) {}';
-    const outcome = await runtime.run(request(code, { limits: { timeoutMs: 200 } as never }), recordingBridge());
-    expectFailed(outcome, 'TIMEOUT');
-  });
-
-  it('the budget is exact under Promise.all, and shared by a nested tree', async () => {
-    const budget = new CallBudget(7);
-    let nested = 0;
-    const bridge = recordingBridge({
-      // A nested tool that itself fans out, sharing the tree budget.
-      child: async () => {
-        nested += 1;
-        const out = await runtime.run(
-          request('await Promise.all([1,2,3].map(() => ctx.tools.echo({}))); return 1'),
-          bridge,
-          budget,
-        );
-        // How a worker propagates a nested BUDGET_EXCEEDED up the tree.
-        if (out.status === 'failed' && out.error.code === 'BUDGET_EXCEEDED')
-          throw new BudgetExceededError(budget.limit);
-        return out.status === 'succeeded' ? out.result : { error: out.error.code };
-      },
+      const outcome = await runtime.run(request(code, { limits: { maxInputBytes: 1000 } as never }), bridge);
+      expect(expectSucceeded(outcome).result).toEqual(['TypeError', 'RangeError']);
+      expect(bridge.calls).toHaveLength(0);
     });
-    const code = 'return await Promise.all([ctx.tools.child({}), ctx.tools.child({}), ctx.tools.child({})])';
-    const outcome = await runtime.run(request(code), bridge, budget);
-    expectFailed(outcome, 'BUDGET_EXCEEDED');
-    expect(budget.taken).toBe(7);
-    expect(bridge.calls.length).toBe(7);
-    expect(nested).toBe(3);
+
+    it('ctx.audit(event, data) reaches the bridge', async () => {
+      const bridge = recordingBridge();
+      const code = "await ctx.audit('charged', { amount: 5 }); await ctx.audit('plain'); return 'ok'";
+      expectSucceeded(await runtime.run(request(code), bridge));
+      expect(bridge.audits).toEqual([{ event: 'charged', data: { amount: 5 } }, { event: 'plain' }]);
+    });
+
+    it('console.* is captured in order, with levels', async () => {
+      const code =
+        "console.log('a', 1, { b: 2 }); console.info('i'); console.debug('d'); console.warn('w'); console.error(new TypeError('e')); return 1";
+      const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
+      expect(outcome.logs).toEqual(['a 1 {"b":2}', 'i', 'd', '[warn] w', '[error] TypeError: e']);
+    });
+
+    it('logs are capped with a note', async () => {
+      const code = "for (let i = 0; i < 10000; i++) console.log('line ' + i); return 1";
+      const outcome = expectSucceeded(
+        await runtime.run(request(code, { limits: { maxLogBytes: 200 } as never }), recordingBridge()),
+      );
+      const body = outcome.logs.slice(0, -1).join('\n');
+      expect(Buffer.byteLength(body)).toBeLessThanOrEqual(200);
+      expect(outcome.logs[outcome.logs.length - 1]).toContain('truncated');
+    });
+
+    it('Date, Math.random and Intl work; input is a copy', async () => {
+      const input = { list: [1, 2] };
+      const code =
+        'input.list.push(3); return [typeof Date.now(), new Date(0).toISOString(), Math.random() < 1, new Intl.DateTimeFormat("en-US", { timeZone: "UTC" }).format(new Date(0)), input.list.length]';
+      const outcome = expectSucceeded(await runtime.run(request(code, { input }), recordingBridge()));
+      expect(outcome.result).toEqual(['number', '1970-01-01T00:00:00.000Z', true, '1/1/1970', 3]);
+      expect(input.list).toEqual([1, 2]);
+    });
   });
 
-  it('tenants never share an isolate, nor do two memory limits of one tenant', async () => {
-    const own = new SandboxRuntime();
+  describe('SandboxRuntime: what code sees', () => {
+    it('exactly these globals', async () => {
+      const outcome = expectSucceeded(
+        await runtime.run(request('return Reflect.ownKeys(globalThis).map(String).sort()'), recordingBridge()),
+      );
+      expect(outcome.result).toEqual([
+        'AggregateError',
+        'Array',
+        'ArrayBuffer',
+        'BigInt',
+        'BigInt64Array',
+        'BigUint64Array',
+        'Boolean',
+        'DataView',
+        'Date',
+        'Error',
+        'EvalError',
+        'Function',
+        'Infinity',
+        'Int16Array',
+        'Int32Array',
+        'Int8Array',
+        'Intl',
+        'JSON',
+        'Map',
+        'Math',
+        'NaN',
+        'Number',
+        'Object',
+        'Promise',
+        'Proxy',
+        'RangeError',
+        'ReferenceError',
+        'Reflect',
+        'RegExp',
+        'Set',
+        'String',
+        'Symbol',
+        'Symbol(Symbol.unscopables)',
+        'SyntaxError',
+        'TypeError',
+        'URIError',
+        'Uint16Array',
+        'Uint32Array',
+        'Uint8Array',
+        'Uint8ClampedArray',
+        'WeakMap',
+        'WeakSet',
+        'console',
+        'decodeURI',
+        'decodeURIComponent',
+        'encodeURI',
+        'encodeURIComponent',
+        'escape',
+        'eval',
+        'globalThis',
+        'isFinite',
+        'isNaN',
+        'parseFloat',
+        'parseInt',
+        'undefined',
+        'unescape',
+      ]);
+    });
+
+    it('exactly these ctx and console members', async () => {
+      const code =
+        'return [Object.keys(ctx).sort(), Object.keys(console).sort(), Object.isFrozen(ctx), Object.isFrozen(console)]';
+      expect(expectSucceeded(await runtime.run(request(code), recordingBridge())).result).toEqual([
+        ['agentId', 'agentName', 'audit', 'conversationId', 'invocationId', 'powerUserId', 'toolCallId', 'tools'],
+        ['debug', 'error', 'info', 'log', 'warn'],
+        true,
+        true,
+      ]);
+    });
+  });
+
+  describe('SandboxRuntime: limits', () => {
+    it('input over the cap is refused before running', async () => {
+      const outcome = await runtime.run(
+        request('return 1', { input: { s: 'x'.repeat(300) }, limits: { maxInputBytes: 100 } as never }),
+        recordingBridge(),
+      );
+      expectFailed(outcome, 'VALIDATION_FAILED');
+    });
+
+    it('the wall clock covers awaiting a ctx call that never answers', async () => {
+      const outcome = await runtime.run(
+        request('return await ctx.tools.never({})', { limits: { wallClockMs: 300 } as never }),
+        recordingBridge(),
+      );
+      expect(expectFailed(outcome, 'TIMEOUT').error.message).toContain('wall clock');
+      expectSucceeded(await runtime.run(request('return 1'), recordingBridge()));
+    });
+
+    it('CPU time after an await counts against the timeout', async () => {
+      const code = 'await ctx.tools.echo({}); for (;;) {}';
+      const outcome = await runtime.run(request(code, { limits: { timeoutMs: 200 } as never }), recordingBridge());
+      expectFailed(outcome, 'TIMEOUT');
+    });
+
+    it('the budget is exact under Promise.all, and shared by a nested tree', async () => {
+      const budget = new CallBudget(7);
+      let nested = 0;
+      const bridge = recordingBridge({
+        // A nested tool that itself fans out, sharing the tree budget.
+        child: async () => {
+          nested += 1;
+          const out = await runtime.run(
+            request('await Promise.all([1,2,3].map(() => ctx.tools.echo({}))); return 1'),
+            bridge,
+            budget,
+          );
+          // How a worker propagates a nested BUDGET_EXCEEDED up the tree.
+          if (out.status === 'failed' && out.error.code === 'BUDGET_EXCEEDED')
+            throw new BudgetExceededError(budget.limit);
+          return out.status === 'succeeded' ? out.result : { error: out.error.code };
+        },
+      });
+      const code = 'return await Promise.all([ctx.tools.child({}), ctx.tools.child({}), ctx.tools.child({})])';
+      const outcome = await runtime.run(request(code), bridge, budget);
+      expectFailed(outcome, 'BUDGET_EXCEEDED');
+      expect(budget.taken).toBe(7);
+      expect(bridge.calls.length).toBe(7);
+      expect(nested).toBe(3);
+    });
+
+    it('tenants never share an isolate, nor do two memory limits of one tenant', async () => {
+      const own = new SandboxRuntime();
+      try {
+        await own.run(request('return 1', { tenantId: 'x' }), recordingBridge());
+        await own.run(request('return 1', { tenantId: 'x' }), recordingBridge());
+        expect(own.stats().isolatesCreated).toBe(1);
+        await own.run(request('return 1', { tenantId: 'y' }), recordingBridge());
+        await own.run(request('return 1', { tenantId: 'x', limits: { memoryMb: 32 } as never }), recordingBridge());
+        expect(own.stats()).toMatchObject({ isolatesCreated: 3, isolates: 3 });
+      } finally {
+        own.dispose();
+      }
+    });
+
+    it('many concurrent runs of one tenant interleave on bridge waits and each gets its own answer', async () => {
+      const bridge = recordingBridge({ slow: (input) => Promise.resolve({ back: input }) });
+      const outcomes = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          runtime.run(
+            request(
+              'const r = await ctx.tools.slow({ i: input.i }); globalThis.mine = input.i; return [r.back.i, globalThis.mine]',
+              { input: { i } },
+            ),
+            bridge,
+          ),
+        ),
+      );
+      expect(outcomes.map((o) => expectSucceeded(o).result)).toEqual(Array.from({ length: 30 }, (_, i) => [i, i]));
+    });
+  });
+
+  describe('SandboxRuntime: text SES would refuse', () => {
+    it('strings and comments that look like HTML comments, import() or eval() run unchanged', async () => {
+      const code =
+        "// renders <!-- markup --> and calls import(x)\nreturn ['<!-- a -->', `import(b) eval(c)`, 'x --> y']";
+      const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
+      expect(outcome.result).toEqual(['<!-- a -->', 'import(b) eval(c)', 'x --> y']);
+    });
+  });
+});
+
+describe('SandboxRuntime: entry modes', () => {
+  it('adaptive: a version enters synchronously once it has proven fast, a slow one never does', async () => {
+    const runtime = new SandboxRuntime();
     try {
-      await own.run(request('return 1', { tenantId: 'x' }), recordingBridge());
-      await own.run(request('return 1', { tenantId: 'x' }), recordingBridge());
-      expect(own.stats().isolatesCreated).toBe(1);
-      await own.run(request('return 1', { tenantId: 'y' }), recordingBridge());
-      await own.run(request('return 1', { tenantId: 'x', limits: { memoryMb: 32 } as never }), recordingBridge());
-      expect(own.stats()).toMatchObject({ isolatesCreated: 3, isolates: 3 });
+      const fast = request('return input.n * 2', { input: { n: 2 } });
+      for (let i = 0; i < 3; i += 1) expectSucceeded(await runtime.run(fast, recordingBridge()));
+      expect(runtime.stats()).toMatchObject({ syncEntries: 0, asyncEntries: 3 });
+      // The first run in the isolate is not judged, the next three earn trust: from the fifth on, entries are sync.
+      for (let i = 0; i < 5; i += 1) expectSucceeded(await runtime.run(fast, recordingBridge()));
+      expect(runtime.stats()).toMatchObject({ syncEntries: 4, asyncEntries: 4 });
+
+      const slow = request('let x = 0; for (let i = 0; i < 1e8; i++) x += i; return x > 0');
+      for (let i = 0; i < 6; i += 1) expectSucceeded(await runtime.run(slow, recordingBridge()));
+      expect(runtime.stats()).toMatchObject({ syncEntries: 4, asyncEntries: 10 });
     } finally {
-      own.dispose();
+      runtime.dispose();
     }
   });
 
-  it('many concurrent runs of one tenant interleave on bridge waits and each gets its own answer', async () => {
-    const bridge = recordingBridge({ slow: (input) => Promise.resolve({ back: input }) });
-    const outcomes = await Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
-        runtime.run(
-          request(
-            'const r = await ctx.tools.slow({ i: input.i }); globalThis.mine = input.i; return [r.back.i, globalThis.mine]',
-            { input: { i } },
-          ),
-          bridge,
-        ),
-      ),
-    );
-    expect(outcomes.map((o) => expectSucceeded(o).result)).toEqual(Array.from({ length: 30 }, (_, i) => [i, i]));
+  it('async: a CPU-heavy tenant does not hold up another tenant in the same process', async () => {
+    const runtime = new SandboxRuntime({ entryMode: 'async' });
+    try {
+      let heavyDone = false;
+      const heavy = runtime
+        .run(request('for (;;) {}', { tenantId: 'heavy', limits: { timeoutMs: 1500 } as never }), recordingBridge())
+        .then((outcome) => {
+          heavyDone = true;
+          return outcome;
+        });
+      const light = await runtime.run(request('return "light"', { tenantId: 'light' }), recordingBridge());
+      expect(light).toMatchObject({ status: 'succeeded', result: 'light' });
+      expect(heavyDone).toBe(false);
+      expect(await heavy).toMatchObject({ status: 'failed', error: { code: 'TIMEOUT' } });
+    } finally {
+      runtime.dispose();
+    }
   });
-});
 
-describe('SandboxRuntime: text SES would refuse', () => {
-  it('strings and comments that look like HTML comments, import() or eval() run unchanged', async () => {
-    const code =
-      "// renders <!-- markup --> and calls import(x)\nreturn ['<!-- a -->', `import(b) eval(c)`, 'x --> y']";
-    const outcome = expectSucceeded(await runtime.run(request(code), recordingBridge()));
-    expect(outcome.result).toEqual(['<!-- a -->', 'import(b) eval(c)', 'x --> y']);
+  it('async: a run queued behind one that gets the isolate disposed is retried in a fresh isolate', async () => {
+    const runtime = new SandboxRuntime({ entryMode: 'async' });
+    try {
+      const bomb = runtime.run(request('for (;;) {}', { limits: { timeoutMs: 300 } as never }), recordingBridge());
+      const queued = runtime.run(request('return "after"'), recordingBridge());
+      expect(await bomb).toMatchObject({ status: 'failed', error: { code: 'TIMEOUT' } });
+      expect(await queued).toMatchObject({ status: 'succeeded', result: 'after' });
+      expect(runtime.stats().isolatesCreated).toBe(2);
+    } finally {
+      runtime.dispose();
+    }
   });
 });

@@ -3,21 +3,45 @@ import ivm from 'isolated-vm';
 import { performance } from 'node:perf_hooks';
 import { BudgetExceededError } from './budget-exceeded.error';
 import type { CallBudget } from './call-budget';
+import type { CodeProfile } from './code-profile';
 import type { PreparedCode } from './code-shape';
 import { preludeSource, sesSource } from './isolate-sources';
 import type { RunEnd, RunEndBody } from './run-end.types';
 import type { RunFailure, RunRequest, ToolBridge } from './sandbox.types';
 
+/**
+ * How the host enters the isolate: 'sync' (`applySync`, cheapest, blocks the event loop while tool code runs),
+ * 'async' (`apply`, tool code on isolated-vm's threads), or 'adaptive' (async until a tool version proves fast).
+ */
+export type EntryMode = 'sync' | 'async' | 'adaptive';
+
+/** Entries made, by kind, across the isolates of one runtime. */
+export interface EntryCounters {
+  sync: number;
+  async: number;
+}
+
 /** Host-side state of one run inside the isolate. */
 interface ActiveRun {
   id: number;
   request: RunRequest;
+  profile: CodeProfile;
   bridge: ToolBridge;
   budget: CallBudget;
-  /** Time spent inside the isolate on this run's behalf (entries are synchronous, so this is its CPU time). */
+  /** Time spent in entries for this run: its CPU time (async entries also count time queued for the isolate). */
   cpuMs: number;
   /** Bridge calls dispatched and not yet answered. */
   pending: number;
+  /** Entries into the isolate started and not yet returned (async entries only). */
+  entries: number;
+  /** CPU time the isolate reported over this run's entries. */
+  isolateCpuMs: number;
+  /** First run of this code in this isolate: its time includes compiling, so the profile does not see it. */
+  cold: boolean;
+  /** The run's CPU time has been reported to its code profile. */
+  profiled: boolean;
+  /** How the run ended, kept until its last entry has returned. */
+  end?: RunEnd;
   usedBridge: boolean;
   logs: string[];
   logBytes: number;
@@ -37,7 +61,7 @@ function messageOf(error: unknown): string {
 
 /**
  * One isolate of one tenant (at one memory limit): SES `lockdown()` once, then a fresh Compartment per run.
- * Every entry into the isolate is a synchronous `applySync` bounded by the run's remaining CPU time; the isolate
+ * Every entry into the isolate is bounded by the run's remaining CPU time (see EntryMode for sync or async); the isolate
  * talks back through one synchronous callback that receives strings and numbers only. Because compartments have
  * no timers, a run that is not finished when an entry returns and has no bridge call pending can never finish:
  * it is answered TIMEOUT at once instead of waiting out its clock.
@@ -45,6 +69,10 @@ function messageOf(error: unknown): string {
 export class TenantIsolate {
   private readonly runs = new Map<number, ActiveRun>();
   private nextRunId = 1;
+  /** Async entries started and not returned; a synchronous entry is only made while this is 0. */
+  private asyncInFlight = 0;
+  /** Code that has run here: a version's first run in an isolate compiles it, and is not held against it. */
+  private readonly warmCode = new WeakSet<CodeProfile>();
   private disposedReason: string | undefined;
   /** Runs started in this isolate, for recycling. */
   runsStarted = 0;
@@ -57,6 +85,8 @@ export class TenantIsolate {
     private readonly settleRef: ivm.Reference,
     private readonly cancelRef: ivm.Reference,
     private readonly onDisposed: (isolate: TenantIsolate) => void,
+    private readonly entryMode: EntryMode,
+    private readonly counters: EntryCounters,
   ) {}
 
   /** Creates the isolate, evaluates SES and the prelude, and locks the realm down (tens of ms, once). */
@@ -64,15 +94,15 @@ export class TenantIsolate {
     key: string,
     memoryMb: number,
     onDisposed: (isolate: TenantIsolate) => void = () => undefined,
+    entryMode: EntryMode = 'adaptive',
+    counters: EntryCounters = { sync: 0, async: 0 },
   ): TenantIsolate {
     const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     try {
       const context = isolate.createContextSync();
       // The callback exists before the instance it reports to; messages cannot arrive before a run starts.
       const target: { instance?: TenantIsolate } = {};
-      const send = new ivm.Callback((...args: unknown[]) => {
-        target.instance?.onMessage(args);
-      });
+      const send = new ivm.Callback((...args: unknown[]) => target.instance?.onMessage(args) ?? false);
       context.global.setSync('__toolhost_send', send);
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
       const api: unknown = isolate
@@ -84,7 +114,16 @@ export class TenantIsolate {
         if (!(ref instanceof ivm.Reference)) throw new Error(`the sandbox prelude has no ${name}()`);
         return ref;
       };
-      target.instance = new TenantIsolate(key, isolate, entry('start'), entry('settle'), entry('cancel'), onDisposed);
+      target.instance = new TenantIsolate(
+        key,
+        isolate,
+        entry('start'),
+        entry('settle'),
+        entry('cancel'),
+        onDisposed,
+        entryMode,
+        counters,
+      );
       return target.instance;
     } catch (error) {
       if (!isolate.isDisposed) isolate.dispose();
@@ -108,6 +147,7 @@ export class TenantIsolate {
   /** Runs prepared code once; the promise always resolves (every failure is a RunEnd). */
   run(
     prepared: PreparedCode,
+    profile: CodeProfile,
     request: RunRequest,
     inputJson: string,
     bridge: ToolBridge,
@@ -129,10 +169,15 @@ export class TenantIsolate {
       const run: ActiveRun = {
         id: this.nextRunId,
         request,
+        profile,
         bridge,
         budget,
         cpuMs: 0,
         pending: 0,
+        entries: 0,
+        isolateCpuMs: 0,
+        cold: !this.warmCode.has(profile),
+        profiled: false,
         usedBridge: false,
         logs: [],
         logBytes: 0,
@@ -143,6 +188,7 @@ export class TenantIsolate {
       };
       this.nextRunId += 1;
       this.runs.set(run.id, run);
+      this.warmCode.add(profile);
       run.wallTimer = setTimeout(() => this.onWallClock(run), request.limits.wallClockMs);
       const { limits } = request;
       const options = JSON.stringify({
@@ -165,14 +211,14 @@ export class TenantIsolate {
   }
 
   /**
-   * Disposes the isolate. Runs still in it end as SANDBOX_CRASH: they are all waiting on a ctx call (a run with
-   * nothing pending is never left in flight), so they may have had side effects and are not retried.
+   * Disposes the isolate. Runs still in it end as SANDBOX_CRASH marked collateral; the runtime retries those that
+   * never reached the bridge (no side effects yet), such as a run still queued behind the one that hit the limit.
    */
   dispose(reason = 'the isolate was disposed'): void {
     if (this.disposedReason !== undefined) return;
     this.disposedReason = reason;
     for (const run of [...this.runs.values()]) {
-      this.finish(run, { kind: 'failed', error: this.collateral(reason), collateral: true });
+      this.finish(run, { kind: 'failed', error: this.collateral(reason), collateral: true }, true);
     }
     try {
       if (!this.isolate.isDisposed) this.isolate.dispose();
@@ -189,7 +235,7 @@ export class TenantIsolate {
     };
   }
 
-  /** One synchronous entry into the isolate, bounded by what is left of the run's CPU time. */
+  /** One entry into the isolate, bounded by what is left of the run's CPU time. */
   private enter(run: ActiveRun, ref: ivm.Reference, args: (string | number | boolean)[]): void {
     const remaining = run.request.limits.timeoutMs - run.cpuMs;
     if (remaining < 1) {
@@ -197,17 +243,64 @@ export class TenantIsolate {
       return;
     }
     const started = performance.now();
+    const cpuBefore = this.isolate.cpuTime;
+    const cpuMsSince = (): number => (this.isolate.isDisposed ? 0 : Number(this.isolate.cpuTime - cpuBefore) / 1e6);
+    // A synchronous entry while an async one holds the isolate would block this thread on the isolate's lock.
+    const sync =
+      this.entryMode === 'sync' || (this.entryMode === 'adaptive' && run.profile.trusted && this.asyncInFlight === 0);
+    if (!sync) {
+      this.counters.async += 1;
+      this.asyncInFlight += 1;
+      run.entries += 1;
+      const ended = (): void => {
+        this.asyncInFlight -= 1;
+        run.entries -= 1;
+        this.account(run, performance.now() - started, cpuMsSince());
+        this.resolveWhenIdle(run);
+      };
+      ref.apply(undefined, args, { timeout: Math.ceil(remaining) }).then(
+        () => {
+          ended();
+          this.afterEntry(run);
+        },
+        (error: unknown) => {
+          ended();
+          this.entryFailed(run, error);
+        },
+      );
+      return;
+    }
+    this.counters.sync += 1;
     try {
       ref.applySync(undefined, args, { timeout: Math.ceil(remaining) });
     } catch (error) {
-      run.cpuMs += performance.now() - started;
+      this.account(run, performance.now() - started, cpuMsSince());
       this.entryFailed(run, error);
       return;
     }
-    run.cpuMs += performance.now() - started;
+    this.account(run, performance.now() - started, cpuMsSince());
+    this.afterEntry(run);
+  }
+
+  /**
+   * Adds an entry's wall time to the run (what its timeout counts) and, once the run is over, tells the code's
+   * profile how it went in isolate CPU time, which a preempted process or a loaded machine does not inflate.
+   */
+  private account(run: ActiveRun, elapsedMs: number, isolateCpuMs: number): void {
+    run.cpuMs += elapsedMs;
+    run.isolateCpuMs += isolateCpuMs;
+    if (run.cold) return;
+    run.profile.recordEntry(isolateCpuMs);
+    if (run.done && !run.profiled) {
+      run.profiled = true;
+      run.profile.recordRun(run.isolateCpuMs);
+    }
+  }
+
+  private afterEntry(run: ActiveRun): void {
     if (run.done) {
-      if (run.cancelAfterEntry) this.cancelInIsolate(run.id);
-    } else if (run.pending === 0) {
+      if (run.cancelAfterEntry && run.entries === 0) this.cancelInIsolate(run.id);
+    } else if (run.pending === 0 && run.entries === 0) {
       this.limitHit(
         run,
         ErrorCode.TIMEOUT,
@@ -241,20 +334,29 @@ export class TenantIsolate {
 
   private onWallClock(run: ActiveRun): void {
     if (run.done) return;
-    // Timers fire only between entries, so the isolate is idle: the run is waiting on the host (a ctx call), and
-    // dropping its state is enough; the isolate itself did nothing wrong and stays for the tenant's other runs.
+    const { wallClockMs } = run.request.limits;
+    if (run.entries > 0) {
+      // Still executing its own code (async entries): that is the isolate's time limit, and the isolate goes.
+      this.limitHit(run, ErrorCode.TIMEOUT, `the invocation ran past its ${wallClockMs} ms wall clock`);
+      return;
+    }
+    // The run is waiting on the host (a ctx call): dropping its state is enough; the isolate did nothing wrong and
+    // stays for the tenant's other runs.
     this.finish(run, {
       kind: 'failed',
-      error: {
-        code: ErrorCode.TIMEOUT,
-        message: `the invocation ran past its ${run.request.limits.wallClockMs} ms wall clock`,
-      },
+      error: { code: ErrorCode.TIMEOUT, message: `the invocation ran past its ${wallClockMs} ms wall clock` },
     });
     this.cancelInIsolate(run.id);
   }
 
   private cancelInIsolate(runId: number): void {
     if (this.disposed) return;
+    if (this.asyncInFlight > 0) {
+      this.cancelRef
+        .apply(undefined, [runId], { timeout: 1000 })
+        .catch((error: unknown) => this.dispose(`cancelling a run failed: ${messageOf(error)}`));
+      return;
+    }
     try {
       this.cancelRef.applySync(undefined, [runId], { timeout: 1000 });
     } catch (error) {
@@ -262,50 +364,65 @@ export class TenantIsolate {
     }
   }
 
-  private finish(run: ActiveRun, end: RunEndBody): void {
+  private finish(run: ActiveRun, end: RunEndBody, force = false): void {
     if (run.done) return;
     run.done = true;
     clearTimeout(run.wallTimer);
     this.runs.delete(run.id);
-    run.resolve({ ...end, logs: run.logs, usedBridge: run.usedBridge });
+    run.end = { ...end, logs: run.logs, usedBridge: run.usedBridge };
+    if (force) run.resolve(run.end);
+    else this.resolveWhenIdle(run);
   }
 
-  /** The isolate's only way out. Runs synchronously inside an entry: it must not re-enter the isolate. */
-  private onMessage(args: unknown[]): void {
+  /**
+   * Answers the caller once the run's async entry has returned, not as soon as the isolate reported the end: the
+   * caller's next run then finds the isolate free (and the code profile updated) instead of queueing behind it.
+   */
+  private resolveWhenIdle(run: ActiveRun): void {
+    if (run.end !== undefined && run.entries === 0) run.resolve(run.end);
+  }
+
+  /**
+   * The isolate's only way out. Runs synchronously inside an entry: it must not re-enter the isolate. Answers
+   * whether the run is still open, so the isolate stops sending for a run the host has ended.
+   */
+  private onMessage(args: unknown[]): boolean {
     const [runId, kind, callId, a, b] = args;
-    if (typeof runId !== 'number' || !isString(kind) || typeof callId !== 'number' || !isString(a) || !isString(b))
-      return;
+    if (typeof runId !== 'number' || !isString(kind) || typeof callId !== 'number' || !isString(a) || !isString(b)) {
+      return false;
+    }
     const run = this.runs.get(runId);
-    if (run === undefined || run.done) return;
+    if (run === undefined || run.done) return false;
     switch (kind) {
       case 'log':
         this.appendLog(run, a, b === 'truncated');
-        return;
+        break;
       case 'tool':
         if (!run.budget.tryTake()) {
           this.budgetExceeded(run);
-          return;
+          return false;
         }
         this.dispatch(run, callId, () => run.bridge.callTool(a, JSON.parse(b) as JsonValue));
-        return;
+        break;
       case 'audit':
         this.dispatch(run, callId, async () => {
           await run.bridge.audit(a, b === '' ? undefined : (JSON.parse(b) as JsonValue));
           return undefined;
         });
-        return;
+        break;
       case 'ok':
         this.succeeded(run, a, b);
-        return;
+        break;
       case 'invalid':
         this.finish(run, { kind: 'failed', error: { code: ErrorCode.OUTPUT_INVALID, message: a } });
-        return;
+        break;
       case 'error':
         this.finish(run, { kind: 'failed', error: userError(a, run.request.limits.memoryMb) });
-        return;
+        break;
       default:
-        return;
+        break;
     }
+    return !run.done;
   }
 
   private budgetExceeded(run: ActiveRun, limit = run.budget.limit): void {
