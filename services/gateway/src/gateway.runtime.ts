@@ -9,6 +9,7 @@ import { InvocationService } from './invocations/invocation.service';
 import { PubSubReplyWaiter } from './invocations/pubsub-reply-waiter.service';
 import type { ReplyWaiter } from './invocations/reply-waiter';
 import { GatewayMetrics } from './metrics/gateway-metrics';
+import { createProducerConnection } from './redis/producer-connection';
 import { BullmqInvocationQueue } from './redis/bullmq-invocation-queue.adapter';
 import { QueueEventsReplyWaiter } from './redis/queue-events-reply-waiter.adapter';
 import { RedisQuotaStore } from './redis/redis-quota-store.adapter';
@@ -56,7 +57,7 @@ export class GatewayRuntime {
     this.tools = new ToolResolver(this.registry, this.metrics, config.TOOL_CACHE_TTL_MS, cacheOn);
     this.listing = new ToolListingService(this.registry);
 
-    this.producer = createRedis(config.REDIS_URL, 'producer', `gateway-producer-${this.gatewayId}`);
+    this.producer = createProducerConnection(config.REDIS_URL, `gateway-producer-${this.gatewayId}`);
     this.subscriber = new RedisSubscriber(config.REDIS_URL, `gateway-subscriber-${this.gatewayId}`);
     this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS);
     const quota = new RedisQuotaStore(

@@ -65,6 +65,8 @@ type QuotaCommand = (bucket: string, inflight: string, ...args: (string | number
 /** The Redis side of the per-tenant quota; the connection is the producer one (fails fast, never buffers). */
 export class RedisQuotaStore implements QuotaStore {
   private readonly command: QuotaCommand;
+  private readonly pendingReleases = new Map<string, string[]>();
+  private flushScheduled = false;
 
   constructor(
     private readonly redis: Redis,
@@ -94,9 +96,30 @@ export class RedisQuotaStore implements QuotaStore {
     return { admitted: false, reason, retryAfterMs: Number(answer[1]) || 1000 };
   }
 
+  /**
+   * Batched: releases of one event-loop turn leave as one pipeline after the current answers were written, so a
+   * release never delays a response and costs one socket write per batch instead of one per invocation.
+   */
   release(tenantId: string, invocationId: string): void {
-    if (this.limits.maxConcurrent <= 0 || this.redis.status !== 'ready') return;
-    this.redis.zrem(this.keys(tenantId).inflight, invocationId).catch(() => undefined);
+    if (this.limits.maxConcurrent <= 0) return;
+    const key = this.keys(tenantId).inflight;
+    const ids = this.pendingReleases.get(key);
+    if (ids) ids.push(invocationId);
+    else this.pendingReleases.set(key, [invocationId]);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flushReleases());
+    }
+  }
+
+  private flushReleases(): void {
+    this.flushScheduled = false;
+    // A slot not released because Redis is down is reclaimed by age.
+    if (this.redis.status !== 'ready') return this.pendingReleases.clear();
+    const pipeline = this.redis.pipeline();
+    for (const [key, ids] of this.pendingReleases) pipeline.zrem(key, ...ids);
+    this.pendingReleases.clear();
+    pipeline.exec().catch(() => undefined);
   }
 
   /** Hash-tagged by tenant so both keys land on one Redis Cluster slot. */
