@@ -180,6 +180,13 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       const malformed = await call(url, 'POST', '/v1/invocations', { key: keys.invoker, raw: '{"tool": ' });
       expect(malformed.status).toBe(400);
       expect(malformed.body.error.code).toBe('BAD_REQUEST');
+      const text = await call(url, 'POST', '/v1/invocations', {
+        key: keys.invoker,
+        raw: 'hi',
+        contentType: 'text/plain',
+      });
+      expect(text.status).toBe(400);
+      expect(text.body.error.code).toBe('BAD_REQUEST');
     });
 
     it('answers 413 for an input over 1 MiB and for a body over the body limit', async () => {

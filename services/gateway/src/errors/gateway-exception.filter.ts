@@ -65,9 +65,14 @@ export class GatewayExceptionFilter implements ExceptionFilter {
         };
       }
       if (status < 500) {
+        // 415 and other framework 4xx are what is wrong with the body: in the contract's terms a 400 BAD_REQUEST.
         const code = codeOfStatus(status);
         const message = status === 415 ? 'unsupported Content-Type: send application/json' : messageOf(exception);
-        return { status, body: { error: { code, message } }, headers: {} };
+        return {
+          status: code === ErrorCode.BAD_REQUEST ? 400 : status,
+          body: { error: { code, message } },
+          headers: {},
+        };
       }
       if (status === 503) {
         // Readiness (terminus) answers 503 with its per-dependency report; probes and people read that as is.
