@@ -4,6 +4,7 @@ import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { ShutdownState } from '@toolhost/observability';
 import { Logger } from 'nestjs-pino';
+import { withDeadline } from './common/deadline';
 import { InFlightRequests } from './common/in-flight-requests';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter';
 import type { GatewayConfig } from './gateway.config';
@@ -13,6 +14,9 @@ import { gatewayOpenApiDocument } from './openapi/gateway-openapi.document';
 
 /** After the drain, how long answers already being written may take before connections are closed. */
 const ANSWER_GRACE_MS = 2_000;
+
+/** How long the boot waits for the pub/sub subscriptions. */
+const SUBSCRIBE_WAIT_MS = 2_000;
 
 /** Requests being served per app, for the drain. */
 const inFlightOf = new WeakMap<NestFastifyApplication, InFlightRequests>();
@@ -62,6 +66,9 @@ export async function createGatewayApp(config: GatewayConfig): Promise<NestFasti
     jsonDocumentUrl: 'openapi.json',
   });
   await app.init();
+  // A request answered before the reply channel is subscribed would wait its whole timeout; a down Redis must not
+  // hold the boot either (requests then answer 503 and readiness says why).
+  await withDeadline(runtime.subscribed(), SUBSCRIBE_WAIT_MS, 'subscribe').catch(() => undefined);
   return app;
 }
 

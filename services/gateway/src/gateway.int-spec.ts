@@ -350,6 +350,7 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect(ready.status).toBe(200);
       expect(ready.body.info).toHaveProperty('redis');
       expect(ready.body.info).toHaveProperty('registry');
+      expect(ready.body.info).toHaveProperty('subscriptions');
       const metrics = await call(url, 'GET', '/metrics');
       expect(metrics.body).toMatch(/toolhost_gateway_invocations_total\{outcome="succeeded",code=""\} [1-9]/);
       expect(metrics.body).toMatch(/toolhost_gateway_request_duration_seconds_bucket\{.*route="\/v1\/invocations"/);

@@ -105,12 +105,17 @@ export class GatewayRuntime {
     });
 
     this.redisCheck = new RedisReadinessCheck(config.REDIS_URL);
-    this.readinessChecks = [this.redisCheck, { name: 'registry', check: () => this.registry.ping() }];
+    this.readinessChecks = [
+      this.redisCheck,
+      { name: 'registry', check: () => this.registry.ping() },
+      // Without its subscriptions the gateway would miss replies (answering 202 late) and tool changes.
+      { name: 'subscriptions', check: () => this.subscriber.check() },
+    ];
   }
 
   /** Resolves once the pub/sub subscriptions are live (a reply published before that would be missed). */
   async subscribed(): Promise<void> {
-    await this.subscriber.ready();
+    await this.subscriber.whenReady();
   }
 
   /** Lets waiting requests finish for up to `graceMs`, then answers the rest with 202. */

@@ -30,9 +30,15 @@ export class RedisSubscriber {
     this.reconnectHandlers.push(handler);
   }
 
-  /** Resolves once the subscriptions are live (tests and readiness). */
-  async ready(): Promise<void> {
+  /** Resolves once the subscriptions are live: a PING answered after them means Redis processed them. */
+  async whenReady(): Promise<void> {
     if (this.client.status !== 'ready') await new Promise((resolve) => this.client.once('ready', resolve));
+    await this.client.ping();
+  }
+
+  /** Rejects at once unless connected (readiness probes must not pile up listeners while Redis is down). */
+  async check(): Promise<void> {
+    if (this.client.status !== 'ready') throw new Error(`subscriber is ${this.client.status}`);
     await this.client.ping();
   }
 
