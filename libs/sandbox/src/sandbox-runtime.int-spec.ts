@@ -469,3 +469,27 @@ describe('SandboxRuntime: entry modes', () => {
     }
   });
 });
+
+describe('SandboxRuntime: isolate lifecycle', () => {
+  it('retires an isolate after maxRunsPerIsolate runs and keeps answering', async () => {
+    const runtime = new SandboxRuntime({ maxRunsPerIsolate: 3 });
+    try {
+      for (let i = 0; i < 7; i += 1) expectSucceeded(await runtime.run(request('return 1'), recordingBridge()));
+      expect(runtime.stats()).toMatchObject({ isolatesCreated: 3, isolatesDisposed: 2, isolates: 1 });
+    } finally {
+      runtime.dispose();
+    }
+  });
+
+  it('evicts the least recently used idle isolate past maxIsolates', async () => {
+    const runtime = new SandboxRuntime({ maxIsolates: 2 });
+    try {
+      for (const tenantId of ['a', 'b', 'c', 'a']) {
+        expectSucceeded(await runtime.run(request('return 1', { tenantId }), recordingBridge()));
+      }
+      expect(runtime.stats()).toMatchObject({ isolatesCreated: 4, isolates: 2 });
+    } finally {
+      runtime.dispose();
+    }
+  });
+});

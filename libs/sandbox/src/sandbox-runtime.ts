@@ -220,15 +220,25 @@ export class SandboxRuntime {
 
   private afterRun(isolate: TenantIsolate): void {
     if (isolate.disposed) return;
-    const tooOld = isolate.runsStarted >= this.options.maxRunsPerIsolate;
-    const tooBig =
-      isolate.runsStarted % 100 === 0 &&
-      isolate.heapUsedBytes() > this.options.maxHeapFraction * this.memoryLimitBytes(isolate);
-    if ((tooOld || tooBig) && this.isolates.get(isolate.key) === isolate) {
-      this.isolates.delete(isolate.key);
-      this.retired.add(isolate);
+    if (isolate.runsStarted >= this.options.maxRunsPerIsolate) this.retire(isolate);
+    if (isolate.runsStarted % 100 === 0) {
+      // Asynchronous: a synchronous heap query would wait for the isolate's lock behind a running tool.
+      void isolate.heapUsedBytes().then((used) => {
+        if (used > this.options.maxHeapFraction * this.memoryLimitBytes(isolate)) this.retire(isolate);
+      });
     }
     if (this.retired.has(isolate) && isolate.activeRuns === 0) {
+      this.retired.delete(isolate);
+      this.disposeIsolate(isolate, 'retired');
+    }
+  }
+
+  /** New runs of the tenant get a new isolate; this one is disposed once its last run is answered. */
+  private retire(isolate: TenantIsolate): void {
+    if (isolate.disposed || this.isolates.get(isolate.key) !== isolate) return;
+    this.isolates.delete(isolate.key);
+    this.retired.add(isolate);
+    if (isolate.activeRuns === 0) {
       this.retired.delete(isolate);
       this.disposeIsolate(isolate, 'retired');
     }

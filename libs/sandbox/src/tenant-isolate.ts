@@ -140,8 +140,12 @@ export class TenantIsolate {
   }
 
   /** Heap in use, to retire an isolate that grows (state that leaks between compartments cannot, but V8 caches do). */
-  heapUsedBytes(): number {
-    return this.disposed ? 0 : this.isolate.getHeapStatisticsSync().used_heap_size;
+  heapUsedBytes(): Promise<number> {
+    if (this.disposed) return Promise.resolve(0);
+    return this.isolate.getHeapStatistics().then(
+      (stats) => stats.used_heap_size,
+      () => 0,
+    );
   }
 
   /** Runs prepared code once; the promise always resolves (every failure is a RunEnd). */
