@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 
 const MAIN = resolve(__dirname, '../../../dist/services/gateway/src/main.js');
 const START_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 15_000;
 
 /**
  * The built gateway (`dist/`, built by jest's global setup) in a child process on a free port. A child process
@@ -61,10 +62,13 @@ export class GatewayProcess {
     return new GatewayProcess(child, `http://127.0.0.1:${port}`, output);
   }
 
-  /** SIGTERM; resolves with the exit code. */
+  /** SIGTERM; resolves with the exit code (null when it had to be killed after STOP_TIMEOUT_MS). */
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    return this.exitCode;
+    const timer = setTimeout(() => this.kill(), STOP_TIMEOUT_MS);
+    const code = await this.exitCode;
+    clearTimeout(timer);
+    return code;
   }
 
   kill(): void {
