@@ -81,6 +81,28 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     await eventually(async () => ((await call(gateway.url, 'GET', '/health/ready')).status === 200 ? true : undefined));
   });
 
+  it('answers 503 UNAVAILABLE while the registry is unreachable, and recovers', async () => {
+    const other = { ...tool, id: randomUUID() };
+    registry.tools.set(other.id, other);
+    registry.keys.set('fresh-key', { keyId: 'k2', tenantId, scopes: ['invoke', 'tools:read'] });
+    await registry.close();
+    const unverifiable = await call(gateway.url, 'POST', '/v1/invocations', {
+      key: 'fresh-key',
+      json: { tool: tool.id, input: {} },
+      timeoutMs: 5_000,
+    });
+    expect(unverifiable.status).toBe(503);
+    expect(unverifiable.body.error.code).toBe('UNAVAILABLE');
+    // The key is cached, the tool is not.
+    const unresolvable = await invoke({ tool: other.id, input: {} });
+    expect(unresolvable.status).toBe(503);
+    expect(unresolvable.body.error.code).toBe('UNAVAILABLE');
+    const listing = await call(gateway.url, 'GET', '/v1/tools', { key: 'fresh-key', timeoutMs: 5_000 });
+    expect(listing.status).toBe(503);
+    await registry.start();
+    expect((await invoke({ tool: other.id, input: {} })).status).toBe(200);
+  });
+
   it('on SIGTERM turns unready, answers waiting requests with 202 and exits 0', async () => {
     const waiting = invoke({ input: { mode: 'hold' }, timeoutMs: 20_000 });
     await worker.whenHolding(1);

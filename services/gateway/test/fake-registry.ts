@@ -35,11 +35,13 @@ export class FakeRegistry {
 
   constructor(readonly token: string) {}
 
+  /** Listens on a free port, or on the port it had before (a restart after `close`). */
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch(() => this.send(res, 500, { error: 'fake registry failed' }));
     });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    const port = this.url ? Number(new URL(this.url).port) : 0;
+    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
