@@ -3,3 +3,4 @@ export * from './payloads';
 export * from './job-options';
 export * from './redis-connection';
 export * from './micro-batcher';
+export * from './outcome-codec';

@@ -17,13 +17,3 @@ export const invocationJobOptions = (invocationId: string): JobsOptions => ({
   removeOnComplete: RETENTION.completed,
   removeOnFail: RETENTION.failed,
 });
-
-/** Outcomes are applied idempotently by invocation id, so retrying them is always safe. */
-export const outcomeJobOptions = (invocationId: string): JobsOptions => ({
-  // Its own queue, so the bare invocation id is unique there (BullMQ refuses ":" in custom ids).
-  jobId: invocationId,
-  attempts: 10,
-  backoff: { type: 'exponential', delay: 500 },
-  removeOnComplete: { age: 3600, count: 10_000 },
-  removeOnFail: RETENTION.failed,
-});

@@ -1,6 +1,14 @@
 /** Queue and channel names in one place: every producer and consumer agrees on them through this file. */
 export const INVOCATIONS_QUEUE = 'invocations';
-export const OUTCOMES_QUEUE = 'outcomes';
+
+/**
+ * Outcomes travel on a Redis stream read by a consumer group, not a BullMQ queue: a batch is one pipelined XADD
+ * from the worker and one XREADGROUP + XACK/XDEL in the registry, where a BullMQ job costs three scripts per
+ * outcome (docs/pipeline.md has the measurement). Same key prefix as the queues, so a hash-tagged prefix keeps them
+ * in one Redis Cluster slot.
+ */
+export const outcomesStreamKey = (prefix: string): string => `${prefix}:outcomes:stream`;
+export const OUTCOMES_GROUP = 'registry';
 
 /** Default BullMQ key prefix; on Redis Cluster use a hash tag such as `{toolhost}`. */
 export const DEFAULT_QUEUE_PREFIX = 'toolhost';

@@ -29,7 +29,9 @@ function main(): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('pool-child must be started by SandboxPool (fork with an IPC channel)');
   const post = (message: ChildMessage): void => {
-    if (process.connected) send(message);
+    // With a callback a failed write (the parent died or closed the channel meanwhile: EPIPE) is handed to it
+    // instead of crashing the child with an unhandled 'error'; 'disconnect' then ends the child.
+    if (process.connected) send(message, undefined, undefined, () => undefined);
   };
   const runtime = new SandboxRuntime(runtimeOptions());
   const waiters = new Map<string, Waiter>();

@@ -1,8 +1,6 @@
-import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import type { InputValidatorCache } from '@toolhost/contracts';
-import type { OutcomeJob } from '@toolhost/queue';
-import { OUTCOMES_QUEUE, createRedis } from '@toolhost/queue';
+import { createRedis, outcomesStreamKey } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from './builtins/builtin-registry';
 import { CalculateBuiltin } from './builtins/calculate.builtin';
@@ -26,7 +24,6 @@ export class WorkerRuntime {
   readonly registry: RegistryClient;
   private readonly queueConnection: Redis;
   private readonly producer: Redis;
-  private readonly outcomesQueue: Queue<OutcomeJob>;
   private readonly outcomes: OutcomePublisher;
   private readonly toolChanges: ToolChangeSubscriber;
   private readonly processor: InvocationProcessor;
@@ -43,11 +40,7 @@ export class WorkerRuntime {
     this.toolChanges = new ToolChangeSubscriber(config.REDIS_URL, (event) => this.catalog.invalidate(event.toolId));
     this.queueConnection = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-jobs');
     this.producer = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-producer');
-    this.outcomesQueue = new Queue<OutcomeJob>(OUTCOMES_QUEUE, {
-      connection: this.producer,
-      prefix: config.QUEUE_PREFIX,
-    });
-    this.outcomes = new OutcomePublisher(this.outcomesQueue);
+    this.outcomes = new OutcomePublisher(this.producer, outcomesStreamKey(config.QUEUE_PREFIX));
     const operator = config.BUILTIN_TOOLS_URL
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
       : undefined;
@@ -110,7 +103,6 @@ export class WorkerRuntime {
     await this.outcomes.drain();
     await this.sandbox.close();
     await this.toolChanges.close();
-    await this.outcomesQueue.close();
     await Promise.allSettled([this.producer.quit(), this.queueConnection.quit()]);
   }
 }

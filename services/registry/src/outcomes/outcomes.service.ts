@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { AUTO_DISABLE_AFTER_FAILURES } from '@toolhost/contracts';
 import { MetricsService } from '@toolhost/observability';
-import { createRedis, type OutcomeJob } from '@toolhost/queue';
+import { randomUUID } from 'node:crypto';
+import { OUTCOMES_GROUP, createRedis, outcomesStreamKey, type OutcomeJob } from '@toolhost/queue';
 import type Redis from 'ioredis';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
-import { OutcomesConsumer } from './outcomes.consumer';
+import { OutcomeStreamConsumer } from './outcome-stream.consumer';
 import { OutcomesRepository } from './outcomes.repository';
 
 /**
@@ -17,7 +18,7 @@ import { OutcomesRepository } from './outcomes.repository';
 export class OutcomesService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('OutcomesService');
   private readonly connection: Redis;
-  private readonly consumer: OutcomesConsumer;
+  private readonly consumer: OutcomeStreamConsumer;
 
   constructor(
     @Inject(REGISTRY_CONFIG) config: RegistryConfig,
@@ -26,11 +27,21 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
     private readonly metrics: MetricsService,
   ) {
     this.connection = createRedis(config.REDIS_URL, 'worker', 'toolhost-registry-outcomes');
-    this.consumer = new OutcomesConsumer((batch) => this.apply(batch), {
-      connection: this.connection,
-      prefix: config.QUEUE_PREFIX,
-      concurrency: config.OUTCOMES_BATCH_SIZE,
-    });
+    this.consumer = new OutcomeStreamConsumer(
+      {
+        redis: this.connection,
+        streamKey: outcomesStreamKey(config.QUEUE_PREFIX),
+        group: OUTCOMES_GROUP,
+        consumer: `registry-${randomUUID()}`,
+        batchSize: config.OUTCOMES_BATCH_SIZE,
+      },
+      {
+        apply: (batch) => this.apply(batch),
+        onError: (error) =>
+          this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'outcome batch failed'),
+        onUnreadable: (count) => this.logger.error({ count }, 'dropped outcome entries this version cannot read'),
+      },
+    );
   }
 
   onApplicationBootstrap(): void {

@@ -1,18 +1,22 @@
-import type { Queue } from 'bullmq';
-import { MicroBatcher, outcomeJobOptions, type OutcomeJob } from '@toolhost/queue';
+import type Redis from 'ioredis';
+import { MicroBatcher, encodeOutcome, type OutcomeJob } from '@toolhost/queue';
 import type { OutcomeSink } from '../invocation/invocation-runner';
 
 const ATTEMPTS = 4;
 const BACKOFF_MS = 250;
 
 /**
- * Writes outcomes to the outcomes queue in micro-batches (one `addBulk` per batch). `publish` resolves once
- * the outcome is in Redis; a batch is retried a few times before its outcomes fail.
+ * Appends outcomes to the outcomes stream in micro-batches: one pipelined round of XADDs per batch. `publish`
+ * resolves once the outcome is in Redis. A failed batch is retried whole; an outcome written twice is harmless,
+ * since the registry applies each invocation id once.
  */
 export class OutcomePublisher implements OutcomeSink {
   private readonly batcher = new MicroBatcher<OutcomeJob>((outcomes) => this.write(outcomes));
 
-  constructor(private readonly queue: Queue<OutcomeJob>) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly streamKey: string,
+  ) {}
 
   publish(outcome: OutcomeJob): Promise<void> {
     return this.batcher.add(outcome);
@@ -25,13 +29,11 @@ export class OutcomePublisher implements OutcomeSink {
   private async write(outcomes: OutcomeJob[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.queue.addBulk(
-          outcomes.map((outcome) => ({
-            name: 'outcome',
-            data: outcome,
-            opts: outcomeJobOptions(outcome.invocationId),
-          })),
-        );
+        const pipeline = this.redis.pipeline();
+        for (const outcome of outcomes) pipeline.xadd(this.streamKey, '*', ...encodeOutcome(outcome));
+        const results = (await pipeline.exec()) ?? [];
+        const failed = results.find(([error]) => error !== null);
+        if (failed?.[0]) throw failed[0];
         return;
       } catch (error) {
         if (attempt >= ATTEMPTS) throw error;
