@@ -8,3 +8,4 @@ export * from './internal-api.types';
 export * from './lru-cache';
 export * from './gateway.schemas';
 export * from './input-validator-cache';
+export * from './http-error-response';

@@ -1,33 +1,7 @@
-import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
-import { ErrorCode, type ErrorBody } from '@toolhost/contracts';
+import { ArgumentsHost, Catch, Logger, type ExceptionFilter } from '@nestjs/common';
+import { ErrorCode, frameworkErrorResponse, type ErrorBody } from '@toolhost/contracts';
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from './gateway.error';
-
-/** Framework errors (routing, body parsing, body limit) keep their status; this names them with contract codes. */
-function codeOfStatus(status: number): ErrorCode {
-  switch (status) {
-    case 401:
-      return ErrorCode.UNAUTHORIZED;
-    case 403:
-      return ErrorCode.FORBIDDEN;
-    case 404:
-      return ErrorCode.NOT_FOUND;
-    case 429:
-      return ErrorCode.RATE_LIMITED;
-    case 503:
-      return ErrorCode.UNAVAILABLE;
-    default:
-      return status >= 500 ? ErrorCode.INTERNAL : ErrorCode.BAD_REQUEST;
-  }
-}
-
-function messageOf(exception: HttpException): string {
-  const response = exception.getResponse();
-  if (typeof response === 'string') return response;
-  const message = (response as { message?: unknown }).message;
-  if (typeof message === 'string') return message;
-  return exception.message;
-}
 
 export interface ErrorResponse {
   status: number;
@@ -55,32 +29,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       if (exception.status >= 500 && exception.code === ErrorCode.INTERNAL) this.logger.error(exception.message);
       return { status: exception.status, body: { error }, headers };
     }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      if (status === 413) {
-        return {
-          status,
-          body: { error: { code: ErrorCode.BAD_REQUEST, message: 'request body too large' } },
-          headers: {},
-        };
-      }
-      if (status < 500) {
-        // 415 and other framework 4xx are what is wrong with the body: in the contract's terms a 400 BAD_REQUEST.
-        const code = codeOfStatus(status);
-        const message = status === 415 ? 'unsupported Content-Type: send application/json' : messageOf(exception);
-        return {
-          status: code === ErrorCode.BAD_REQUEST ? 400 : status,
-          body: { error: { code, message } },
-          headers: {},
-        };
-      }
-      if (status === 503) {
-        // Readiness (terminus) answers 503 with its per-dependency report; probes and people read that as is.
-        const response = exception.getResponse();
-        if (typeof response === 'object') return { status, body: response, headers: {} };
-        return { status, body: { error: { code: ErrorCode.UNAVAILABLE, message: messageOf(exception) } }, headers: {} };
-      }
-    }
+    const framework = frameworkErrorResponse(exception);
+    if (framework) return { ...framework, headers: {} };
     this.logger.error(exception instanceof Error ? exception : { exception }, 'unhandled error');
     return { status: 500, body: { error: { code: ErrorCode.INTERNAL, message: 'internal error' } }, headers: {} };
   }

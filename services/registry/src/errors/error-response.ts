@@ -1,46 +1,5 @@
-import { ErrorCode, httpStatusOf, type ErrorBody } from '@toolhost/contracts';
+import { ErrorCode, frameworkErrorResponse, httpStatusOf, type ErrorBody } from '@toolhost/contracts';
 import { RegistryError } from './registry.error';
-
-/** What Nest's HttpException offers; matched structurally so this mapping stays free of framework imports. */
-interface HttpExceptionLike {
-  getStatus(): number;
-  getResponse(): string | object;
-  message: string;
-}
-
-function isHttpExceptionLike(value: unknown): value is HttpExceptionLike {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as HttpExceptionLike).getStatus === 'function' &&
-    typeof (value as HttpExceptionLike).getResponse === 'function'
-  );
-}
-
-/** Framework errors (routing, body parsing, limits) keep their HTTP status; this names them with contract codes. */
-function codeOfStatus(status: number): ErrorCode {
-  switch (status) {
-    case 401:
-      return ErrorCode.UNAUTHORIZED;
-    case 403:
-      return ErrorCode.FORBIDDEN;
-    case 404:
-      return ErrorCode.NOT_FOUND;
-    case 429:
-      return ErrorCode.RATE_LIMITED;
-    default:
-      return ErrorCode.BAD_REQUEST;
-  }
-}
-
-function messageOf(exception: HttpExceptionLike): string {
-  const response = exception.getResponse();
-  if (typeof response === 'string') return response;
-  const message = (response as { message?: unknown }).message;
-  if (typeof message === 'string') return message;
-  if (Array.isArray(message)) return message.join('; ');
-  return exception.message;
-}
 
 // Postgres unreachable, restarting or out of connections: a 503 the caller may retry, not a 500.
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '53300']);
@@ -73,27 +32,8 @@ export function errorResponseOf(exception: unknown): ErrorResponse {
     if (exception.details !== undefined) error.details = exception.details;
     return { status: httpStatusOf[exception.code], body: { error }, unexpected: false };
   }
-  if (isHttpExceptionLike(exception)) {
-    const status = exception.getStatus();
-    if (status >= 400 && status < 500) {
-      const code = codeOfStatus(status);
-      // 415 and other framework 4xx: the body is what is wrong, in the contract's terms a 400 BAD_REQUEST.
-      const message = status === 415 ? 'unsupported Content-Type: send application/json' : messageOf(exception);
-      // 413 stays 413: the contract's BAD_REQUEST for an oversized payload.
-      return {
-        status: status === 413 ? 413 : httpStatusOf[code],
-        body: { error: { code, message } },
-        unexpected: false,
-      };
-    }
-    if (status === 503) {
-      // Readiness (terminus) answers 503 with its per-dependency report; probes and people read that as is.
-      const response = exception.getResponse();
-      const body =
-        typeof response === 'object' ? response : { error: { code: ErrorCode.UNAVAILABLE, message: response } };
-      return { status, body, unexpected: false };
-    }
-  }
+  const framework = frameworkErrorResponse(exception);
+  if (framework) return { ...framework, unexpected: false };
   if (isDatabaseUnavailable(exception)) {
     return {
       status: 503,
