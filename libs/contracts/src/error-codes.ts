@@ -63,3 +63,22 @@ export const httpStatusOf: Record<ErrorCode, number> = {
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: unknown };
 }
+
+/** JSON Schema of ErrorBody, for the OpenAPI documents of every service. */
+export const errorBodyJsonSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', enum: Object.values(ErrorCode) },
+        message: { type: 'string' },
+        details: {
+          description: 'For validation errors: one entry per field, `{path, message}` (path is a JSON pointer)',
+        },
+      },
+    },
+  },
+} as const;

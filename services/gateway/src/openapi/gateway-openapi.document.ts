@@ -1,18 +1,13 @@
-import { invocationContextSchema, invokeRequestSchema, TOOL_LIST_FORMATS } from '@toolhost/contracts';
+import {
+  errorBodyJsonSchema,
+  invocationContextSchema,
+  invokeRequestSchema,
+  TOOL_LIST_FORMATS,
+} from '@toolhost/contracts';
 
 type Schema = Record<string, unknown>;
 
-const errorBody: Schema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
-    },
-  },
-};
+const errorBody: Schema = errorBodyJsonSchema;
 
 const invocation: Schema = {
   type: 'object',

@@ -5,7 +5,7 @@ import {
   createTenantBodySchema,
   createToolBodySchema,
   disableToolBodySchema,
-  ErrorCode,
+  errorBodyJsonSchema,
   patchToolBodySchema,
   SCOPES,
   type ToolLimitCaps,
@@ -66,23 +66,7 @@ const toolRecordSchema: Schema = {
   },
 };
 
-const errorSchema: Schema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string', enum: Object.values(ErrorCode) },
-        message: { type: 'string' },
-        details: {
-          description: 'For validation errors: one entry per field, `{path, message}` (path is a JSON pointer)',
-        },
-      },
-    },
-  },
-};
+const errorSchema: Schema = errorBodyJsonSchema;
 
 const errors = (...statuses: number[]): Record<string, Schema> => {
   const text: Record<number, string> = {
