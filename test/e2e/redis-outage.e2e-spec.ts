@@ -40,7 +40,7 @@ describe('Redis outage (e2e)', () => {
   let redis: ChildProcess;
   let stack: Stack;
   let key: string;
-  let tool: { toolName: string };
+  let tool: { id: string; toolName: string };
 
   beforeAll(async () => {
     redisPort = await freePort();
@@ -63,6 +63,11 @@ describe('Redis outage (e2e)', () => {
   it('serves, answers 503 while Redis is down, and serves again once it is back', async () => {
     const before = await stack.invoke(key, { tool: tool.toolName, input: SEEDS[1].input });
     expect(before.body).toMatchObject({ status: 'succeeded', result: SEEDS[1].expected });
+    // Counted before Redis goes: this Redis keeps nothing on disk, so an outcome still in it would be lost with it.
+    await Stack.until(
+      () => stack.registry('GET', `/v1/tools/${tool.id}`, key),
+      (r) => r.body.usageCount === 1,
+    );
 
     await stopRedis(redis);
     const during = await stack.invoke(key, { tool: tool.toolName, input: SEEDS[1].input });
@@ -78,5 +83,14 @@ describe('Redis outage (e2e)', () => {
       30_000,
     );
     expect(after.body).toMatchObject({ status: 'succeeded', result: SEEDS[1].expected });
+
+    // The registry's outcome consumer came back too (the restarted Redis lost the consumer group with its data):
+    // the run after the outage is counted, once.
+    const record = await Stack.until(
+      () => stack.registry('GET', `/v1/tools/${tool.id}`, key),
+      (r) => r.body.usageCount >= 2,
+      30_000,
+    );
+    expect(record.body.usageCount).toBe(2);
   }, 120_000);
 });
