@@ -10,4 +10,5 @@ module.exports = {
   moduleNameMapper: { '^@toolhost/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
   testTimeout: 60_000,
   globalSetup: '<rootDir>/test/global-setup.js',
+  globalTeardown: '<rootDir>/test/global-teardown.js',
 };
