@@ -23,7 +23,8 @@ const MAX_VERSIONS = 10_000;
  * the registry (the benchmark's naive baseline).
  */
 export class ToolResolver {
-  private readonly current: LruCache<string, RegistryTool | undefined>;
+  /** `null` remembers "no such tool", so a caller repeating a bad id does not reach the registry every time. */
+  private readonly current: LruCache<string, RegistryTool | null>;
   private readonly versions = new LruCache<string, JsonObject | undefined>(MAX_VERSIONS);
 
   constructor(
@@ -81,7 +82,11 @@ export class ToolResolver {
       if (!this.cacheEnabled) return await this.registry.getTool(toolId);
       const hit = this.current.get(toolId);
       this.metrics.cacheLookup('tool', hit !== undefined);
-      return hit ?? (await this.current.getOrLoad(toolId, () => this.registry.getTool(toolId)));
+      const tool =
+        hit !== undefined
+          ? hit
+          : await this.current.getOrLoad(toolId, async () => (await this.registry.getTool(toolId)) ?? null);
+      return tool ?? undefined;
     } catch (error) {
       if (error instanceof RegistryUnavailableError) throw GatewayError.unavailable('the tool registry is unreachable');
       throw error;
