@@ -11,8 +11,48 @@ interface Waiter {
   reject: (error: Error) => void;
 }
 
-function runtimeOptions(): SandboxRuntimeOptions {
+function childOptions(): { runtime: SandboxRuntimeOptions; codeCacheBytes: number } {
   const raw: unknown = JSON.parse(process.argv[2] ?? '{}');
+  const codeCacheBytes =
+    typeof raw === 'object' && raw !== null && typeof (raw as { codeCacheBytes?: unknown }).codeCacheBytes === 'number'
+      ? (raw as { codeCacheBytes: number }).codeCacheBytes
+      : 64 * 1024 * 1024;
+  return { runtime: runtimeOptions(raw), codeCacheBytes };
+}
+
+/**
+ * Tool code by (tool, version), bounded in bytes (least recently used goes first), so the parent can send a version's
+ * code once; a run whose code is gone is answered `need-code` and comes back with it.
+ */
+class CodeCache {
+  private readonly codes = new Map<string, string>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(key: string): string | undefined {
+    const code = this.codes.get(key);
+    if (code === undefined) return undefined;
+    this.codes.delete(key);
+    this.codes.set(key, code);
+    return code;
+  }
+
+  set(key: string, code: string): void {
+    const old = this.codes.get(key);
+    if (old !== undefined) this.bytes -= old.length;
+    this.codes.delete(key);
+    this.codes.set(key, code);
+    this.bytes += code.length;
+    for (const [oldest, value] of this.codes) {
+      if (this.bytes <= this.maxBytes || oldest === key) break;
+      this.codes.delete(oldest);
+      this.bytes -= value.length;
+    }
+  }
+}
+
+function runtimeOptions(raw: unknown): SandboxRuntimeOptions {
   const options: SandboxRuntimeOptions = {};
   if (typeof raw !== 'object' || raw === null) return options;
   const source = raw as Record<string, unknown>;
@@ -33,7 +73,9 @@ function main(): void {
     // instead of crashing the child with an unhandled 'error'; 'disconnect' then ends the child.
     if (process.connected) send(message, undefined, undefined, () => undefined);
   };
-  const runtime = new SandboxRuntime(runtimeOptions());
+  const options = childOptions();
+  const runtime = new SandboxRuntime(options.runtime);
+  const codes = new CodeCache(options.codeCacheBytes);
   const waiters = new Map<string, Waiter>();
   const callsOf = new Map<number, Set<number>>();
   let nextCall = 1;
@@ -59,9 +101,17 @@ function main(): void {
     const message = parseParentMessage(raw);
     if (message === undefined) return;
     if (message.type === 'run') {
+      const key = `${message.request.toolId}@${message.request.version}`;
+      const code = message.request.code ?? codes.get(key);
+      if (code === undefined) {
+        post({ type: 'need-code', id: message.id });
+        return;
+      }
+      if (message.request.code !== undefined) codes.set(key, code);
+      const request = { ...message.request, code };
       callsOf.set(message.id, new Set());
       // The parent holds the tree's budget; it refuses calls over it with budgetLimit.
-      void runtime.run(message.request, bridgeFor(message.id), CallBudget.unlimited()).then((outcome) => {
+      void runtime.run(request, bridgeFor(message.id), CallBudget.unlimited()).then((outcome) => {
         for (const callId of callsOf.get(message.id) ?? []) waiters.delete(`${message.id}:${callId}`);
         callsOf.delete(message.id);
         post({ type: 'outcome', id: message.id, outcome, rssBytes: process.memoryUsage.rss() });

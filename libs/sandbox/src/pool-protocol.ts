@@ -1,15 +1,22 @@
 import type { JsonValue } from '@toolhost/contracts';
 import type { RunOutcome, RunRequest, ToolCallAnswer } from './sandbox.types';
 
+/**
+ * A run as it travels to a child: `code` is left out when the parent already sent this (tool, version) to that child,
+ * which keeps a 256 KiB tool from being serialized on every call; a child that no longer has it answers `need-code`.
+ */
+export type WireRunRequest = Omit<RunRequest, 'code'> & { code?: string };
+
 /** IPC between SandboxPool (parent) and its children; JSON-serialized by Node's IPC channel. */
 export type ParentMessage =
-  | { type: 'run'; id: number; request: RunRequest }
+  | { type: 'run'; id: number; request: WireRunRequest }
   | { type: 'answer'; id: number; callId: number; ok: true; value: ToolCallAnswer | null }
   | { type: 'answer'; id: number; callId: number; ok: false; message: string; budgetLimit?: number };
 
 export type ChildMessage =
   | { type: 'ready' }
   | { type: 'outcome'; id: number; outcome: RunOutcome; rssBytes: number }
+  | { type: 'need-code'; id: number }
   | { type: 'tool'; id: number; callId: number; name: string; input: JsonValue }
   | { type: 'audit'; id: number; callId: number; event: string; data?: JsonValue };
 
@@ -22,6 +29,8 @@ export function parseChildMessage(value: unknown): ChildMessage | undefined {
   switch (value.type) {
     case 'ready':
       return { type: 'ready' };
+    case 'need-code':
+      return isInt(value.id) ? { type: 'need-code', id: value.id } : undefined;
     case 'outcome': {
       const outcome = value.outcome;
       if (!isInt(value.id) || typeof value.rssBytes !== 'number' || !isObject(outcome)) return undefined;

@@ -29,7 +29,14 @@ export interface SandboxChildSpawn {
   maxOldSpaceMb: number;
   watchdogGraceMs: number;
   runtime: SandboxRuntimeOptions;
+  /** Bytes of tool code a child keeps so that runs can travel without it. */
+  codeCacheBytes: number;
 }
+
+/** (tool, version) pairs whose code this parent believes the child holds; a wrong guess costs one `need-code`. */
+const REMEMBERED_CODES = 2_000;
+
+const codeKey = (request: RunRequest): string => `${request.toolId}@${request.version}`;
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -41,9 +48,12 @@ export class SandboxChildProcess {
   private nextId = 1;
   private ready = false;
   private exitReason: string | undefined;
+  private readonly codeSent = new Map<string, true>();
   draining = false;
   exited = false;
   runsStarted = 0;
+  /** Runs that carried their code (first run of a version in this child, or after the child dropped it). */
+  codeSends = 0;
 
   private readonly watchdogGraceMs: number;
 
@@ -54,10 +64,14 @@ export class SandboxChildProcess {
     this.watchdogGraceMs = spawn.watchdogGraceMs;
     // Explicit execArgv: every process that loads isolated-vm needs --no-node-snapshot, and the heap bound keeps a
     // leaking child from taking the host with it (the parent recycles it first on RSS).
-    this.process = fork(spawn.modulePath, [JSON.stringify(spawn.runtime)], {
-      execArgv: ['--no-node-snapshot', `--max-old-space-size=${spawn.maxOldSpaceMb}`],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    this.process = fork(
+      spawn.modulePath,
+      [JSON.stringify({ ...spawn.runtime, codeCacheBytes: spawn.codeCacheBytes })],
+      {
+        execArgv: ['--no-node-snapshot', `--max-old-space-size=${spawn.maxOldSpaceMb}`],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
+    );
     this.process.on('message', (raw: unknown) => this.onMessage(parseChildMessage(raw)));
     this.process.on('exit', (code, signal) => this.onExit(code, signal));
     this.process.on('error', (error) => {
@@ -101,8 +115,24 @@ export class SandboxChildProcess {
         watchdog,
         resolve,
       });
-      this.post({ type: 'run', id, request });
+      this.postRun(id, request, !this.codeSent.has(codeKey(request)));
     });
+  }
+
+  private postRun(id: number, request: RunRequest, withCode: boolean): void {
+    const key = codeKey(request);
+    if (!withCode) {
+      const { code: _omitted, ...rest } = request;
+      this.codeSent.delete(key);
+      this.codeSent.set(key, true);
+      this.post({ type: 'run', id, request: rest });
+      return;
+    }
+    this.codeSends += 1;
+    this.codeSent.delete(key);
+    this.codeSent.set(key, true);
+    if (this.codeSent.size > REMEMBERED_CODES) this.codeSent.delete(this.codeSent.keys().next().value as string);
+    this.post({ type: 'run', id, request });
   }
 
   /** Stop taking runs; the process leaves once its in-flight runs are answered. */
@@ -139,6 +169,10 @@ export class SandboxChildProcess {
     }
     const run = this.inFlight.get(message.id);
     if (run === undefined) return;
+    if (message.type === 'need-code') {
+      this.postRun(message.id, run.request, true);
+      return;
+    }
     if (message.type === 'outcome') {
       this.inFlight.delete(message.id);
       clearTimeout(run.watchdog);

@@ -154,6 +154,45 @@ describe('SandboxPool', () => {
   });
 });
 
+describe('SandboxPool code transfer', () => {
+  it("sends a version's code to a child once", async () => {
+    const pool = new SandboxPool({ size: 1 });
+    try {
+      const run = request('return input.n * 2', { toolId: 'once', version: 1 });
+      for (let n = 1; n <= 5; n += 1) {
+        expect(expectSucceeded(await pool.run({ ...run, input: { n } }, recordingBridge())).result).toBe(n * 2);
+      }
+      expect(pool.stats().codeSends).toBe(1);
+      // A new version is new code.
+      const next = request('return input.n * 3', { toolId: 'once', version: 2, input: { n: 2 } });
+      expect(expectSucceeded(await pool.run(next, recordingBridge())).result).toBe(6);
+      expect(pool.stats().codeSends).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('resends code a child has dropped from its cache, and every run still gets its own code', async () => {
+    // Room for about one tool's code: alternating between three tools keeps evicting.
+    const pool = new SandboxPool({ size: 1, childCodeCacheBytes: 4_000 });
+    try {
+      const padding = `// ${'x'.repeat(3_000)}\n`;
+      const tools = [1, 2, 3].map((k) =>
+        request(`${padding}return ${k} * input.n`, { toolId: `evict-${k}`, version: 1 }),
+      );
+      for (let round = 0; round < 3; round += 1) {
+        for (const [index, tool] of tools.entries()) {
+          const outcome = expectSucceeded(await pool.run({ ...tool, input: { n: round } }, recordingBridge()));
+          expect(outcome.result).toBe((index + 1) * round);
+        }
+      }
+      expect(pool.stats().codeSends).toBeGreaterThan(tools.length);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('SandboxPool lifecycle', () => {
   it('recycles a child after N runs without losing a run', async () => {
     const pool = new SandboxPool({ size: 1, maxRunsPerChild: 3 });

@@ -23,6 +23,8 @@ export interface SandboxPoolOptions {
   watchdogGraceMs?: number;
   /** Options of the SandboxRuntime inside each child. */
   runtime?: SandboxRuntimeOptions;
+  /** Tool code each child keeps, so a version's code crosses the IPC channel once instead of with every run. Default 64 MiB. */
+  childCodeCacheBytes?: number;
   /** The compiled child entry point; defaults to pool-child.js beside this file (or in dist/ when run from .ts). */
   childModule?: string;
 }
@@ -39,6 +41,8 @@ export interface SandboxPoolStats {
   /** Children that died (crash, signal, watchdog). */
   crashes: number;
   recycled: number;
+  /** Runs that carried their tool's code to a child (the others reused code the child already held). */
+  codeSends: number;
   /** The children accepting runs, in slot order. */
   perChild: { pid: number | undefined; inFlight: number; runs: number }[];
 }
@@ -83,6 +87,7 @@ export class SandboxPool {
   private runs = 0;
   private restarts = 0;
   private crashes = 0;
+  private codeSendsOfGone = 0;
   private recycled = 0;
   private earlyExits = 0;
 
@@ -97,6 +102,7 @@ export class SandboxPool {
       maxOldSpaceMb: options.maxOldSpaceMb ?? 512,
       watchdogGraceMs: options.watchdogGraceMs ?? 5000,
       runtime: options.runtime ?? {},
+      codeCacheBytes: options.childCodeCacheBytes ?? 64 * 1024 * 1024,
     };
     this.maxRunsPerChild = options.maxRunsPerChild ?? 10_000;
     this.maxRssBytes = (options.maxRssMb ?? 768) * 1024 * 1024;
@@ -129,6 +135,7 @@ export class SandboxPool {
       restarts: this.restarts,
       crashes: this.crashes,
       recycled: this.recycled,
+      codeSends: all.reduce((sum, c) => sum + c.codeSends, 0) + this.codeSendsOfGone,
       perChild: live.map((c) => ({ pid: c.pid, inFlight: c.load, runs: c.runsStarted })),
     };
   }
@@ -204,6 +211,7 @@ export class SandboxPool {
   private onExit(child: SandboxChildProcess, early: boolean): void {
     const wasDraining = this.drainingChildren.delete(child) || this.closing;
     if (!wasDraining) this.crashes += 1;
+    this.codeSendsOfGone += child.codeSends;
     for (const check of [...this.exitWaiters]) check();
     if (this.closing) return;
     const index = this.slots.indexOf(child);
