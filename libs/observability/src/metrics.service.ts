@@ -20,8 +20,29 @@ export class MetricsService {
     return this.existing<Counter<L>>(name) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
-    return this.existing<Gauge<L>>(name) ?? new Gauge({ name, help, labelNames, registers: [this.registry] });
+  /** `collect`, when given, sets the gauge's values at scrape time (for state read off another object). */
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+    collect?: (gauge: Gauge<L>) => void,
+  ): Gauge<L> {
+    return (
+      this.existing<Gauge<L>>(name) ??
+      new Gauge<L>({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        ...(collect
+          ? {
+              collect(this: Gauge<L>) {
+                collect(this);
+              },
+            }
+          : {}),
+      })
+    );
   }
 
   histogram<L extends string>(

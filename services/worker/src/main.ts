@@ -11,7 +11,8 @@ export async function createWorkerApp(config: WorkerConfig): Promise<NestFastify
     bufferLogs: true,
   });
   app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
+  // Exit 0 after a clean drain (Nest would otherwise re-raise the signal, which orchestrators read as a crash).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
   return app;
 }
 

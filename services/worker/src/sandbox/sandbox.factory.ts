@@ -13,25 +13,23 @@ export function createSandboxRunner(config: WorkerConfig, metrics: MetricsServic
     maxRunsPerChild: config.SANDBOX_MAX_RUNS_PER_PROCESS,
     maxRssMb: config.SANDBOX_MAX_RSS_MB,
   });
-  const gauge = metrics.gauge('toolhost_worker_sandbox_children', 'Sandbox child processes by state', ['state']);
-  const inFlight = metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside sandbox children');
-  const crashes = metrics.gauge('toolhost_worker_sandbox_crashes', 'Sandbox children that died since start');
-  const restarts = metrics.gauge('toolhost_worker_sandbox_restarts', 'Sandbox children started to replace others');
-  const collect = (): void => {
+  // Read off the pool at scrape time, so a scrape always sees the pool as it is.
+  metrics.gauge('toolhost_worker_sandbox_children', 'Sandbox child processes by state', ['state'], (gauge) => {
     const stats = pool.stats();
     gauge.set({ state: 'serving' }, stats.children);
     gauge.set({ state: 'draining' }, stats.draining);
-    inFlight.set(stats.inFlight);
-    crashes.set(stats.crashes);
-    restarts.set(stats.restarts);
-  };
-  const timer = setInterval(collect, 1_000);
-  timer.unref();
+  });
+  metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside sandbox children', [], (gauge) =>
+    gauge.set(pool.stats().inFlight),
+  );
+  metrics.gauge('toolhost_worker_sandbox_crashes', 'Sandbox children that died since start', [], (gauge) =>
+    gauge.set(pool.stats().crashes),
+  );
+  metrics.gauge('toolhost_worker_sandbox_restarts', 'Sandbox children started to replace others', [], (gauge) =>
+    gauge.set(pool.stats().restarts),
+  );
   return {
     run: (request, bridge, budget) => pool.run(request, bridge, budget),
-    close: async () => {
-      clearInterval(timer);
-      await pool.close();
-    },
+    close: () => pool.close(),
   };
 }
