@@ -1,40 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
-import { createRedis, TOOL_CHANGED_CHANNEL } from '@toolhost/queue';
-import { FakeRegistry, type FakeTool } from '../test/fake-registry';
-import { FakeWorker } from '../test/fake-worker';
-import { GatewayProcess } from '../test/gateway-process';
+import { TOOL_CHANGED_CHANNEL } from '@toolhost/queue';
+import type { FakeTool } from '../test/fake-registry';
+import { GatewayHarness, fakeTool } from '../test/gateway-harness';
 import { call, eventually } from '../test/http';
-
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const PREFIX = `test-gw-${randomUUID().slice(0, 8)}`;
 
 const tenantA = randomUUID();
 const tenantB = randomUUID();
 const keys = { invoker: 'key-a-invoke', reader: 'key-a-read', other: 'key-b-all' };
 
-const tool = (overrides: Partial<FakeTool> = {}): FakeTool => ({
-  id: randomUUID(),
-  tenantId: tenantA,
-  title: 'Currency Formatter',
-  description: 'Formats an amount of money',
-  inputSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['amount', 'currency'],
-    properties: { amount: { type: 'number' }, currency: { type: 'string', minLength: 3, maxLength: 3 }, mode: {} },
-  },
-  status: 'active',
-  disabledReason: null,
-  version: 1,
-  ...overrides,
-});
+const tool = (overrides: Partial<FakeTool> = {}): FakeTool =>
+  fakeTool(tenantA, {
+    title: 'Currency Formatter',
+    description: 'Formats an amount of money',
+    inputSchema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['amount', 'currency'],
+      properties: { amount: { type: 'number' }, currency: { type: 'string', minLength: 3, maxLength: 3 }, mode: {} },
+    },
+    ...overrides,
+  });
 
 describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
-  const registry = new FakeRegistry('internal-token-for-tests');
-  let worker: FakeWorker;
-  let gateway: GatewayProcess;
-  let redis: Redis;
+  const harness = new GatewayHarness();
+  const { registry } = harness;
   let url: string;
   const formatter = tool();
   const disabled = tool({ status: 'disabled', disabledReason: 'failed 3 times in a row' });
@@ -55,27 +44,11 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
     registry.keys.set(keys.reader, { keyId: 'k2', tenantId: tenantA, scopes: ['tools:read'] });
     registry.keys.set(keys.other, { keyId: 'k3', tenantId: tenantB, scopes: ['invoke', 'tools:read'] });
     for (const t of [formatter, disabled, foreign, draft07]) registry.tools.set(t.id, t);
-    await registry.start();
-    redis = createRedis(REDIS_URL, 'worker', 'gateway-test');
-    worker = new FakeWorker(REDIS_URL, PREFIX);
-    gateway = await GatewayProcess.start({
-      REDIS_URL,
-      QUEUE_PREFIX: PREFIX,
-      REGISTRY_URL: registry.url,
-      INTERNAL_API_TOKEN: registry.token,
-      INVOKE_WAIT_MAX_MS: '10000',
-    });
-    url = gateway.url;
+    await harness.start({ INVOKE_WAIT_MAX_MS: '10000' });
+    url = harness.url;
   });
 
-  afterAll(async () => {
-    await gateway?.stop();
-    await worker?.close();
-    const leftovers = await redis.keys(`${PREFIX}:*`);
-    if (leftovers.length > 0) await redis.del(...leftovers);
-    await redis.quit();
-    await registry.close();
-  });
+  afterAll(() => harness.stop());
 
   describe('auth', () => {
     it('answers 401 without a key or with an unknown key', async () => {
@@ -132,7 +105,7 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect(registry.calls.tool).toBe(fetched); // served from the cache
 
       registry.tools.set(changing.id, { ...changing, status: 'disabled', version: 2 });
-      await redis.publish(
+      await harness.redis.publish(
         TOOL_CHANGED_CHANNEL,
         JSON.stringify({ toolId: changing.id, tenantId: tenantA, version: 2, status: 'disabled' }),
       );
@@ -213,7 +186,7 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
         status: 'succeeded',
         result: { echo: input },
       });
-      const job = worker.seen.find((seen) => seen.invocationId === answer.body.id);
+      const job = harness.worker.seen.find((seen) => seen.invocationId === answer.body.id);
       expect(job).toMatchObject({
         v: 1,
         tenantId: tenantA,
@@ -251,10 +224,10 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       });
       expect(accepted.status).toBe(202);
       expect(accepted.body.status).toBe('queued');
-      await worker.whenHolding(1);
+      await harness.worker.whenHolding(1);
       const running = await call(url, 'GET', `/v1/invocations/${accepted.body.id}`, { key: keys.invoker });
       expect(running.body).toMatchObject({ id: accepted.body.id, status: 'running', toolId: formatter.id });
-      worker.releaseHeld();
+      harness.worker.releaseHeld();
       const done = await eventually(async () => {
         const answer = await call(url, 'GET', `/v1/invocations/${accepted.body.id}`, { key: keys.invoker });
         return answer.body.status === 'succeeded' ? answer.body : undefined;
