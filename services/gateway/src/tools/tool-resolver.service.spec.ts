@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { fakeTool } from '../../test/gateway-harness';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { RegistryClient, RegistryTool } from '../registry/registry.client';
 import { ToolResolver } from './tool-resolver.service';
@@ -29,7 +28,16 @@ describe('ToolResolver', () => {
     await expect(resolver.resolve(tenantId, `custom_${id}`)).rejects.toMatchObject({ code: 'TOOL_NOT_FOUND' });
     expect(registry.calls).toBe(1);
 
-    tools.set(id, fakeTool(tenantId, { id }));
+    tools.set(id, {
+      id,
+      tenantId,
+      title: 't',
+      description: 'd',
+      inputSchema: { type: 'object' },
+      status: 'active',
+      disabledReason: null,
+      version: 1,
+    });
     resolver.invalidate(id);
     await expect(resolver.resolve(tenantId, id)).resolves.toMatchObject({ toolId: id, version: 1 });
     expect(registry.calls).toBe(2);
