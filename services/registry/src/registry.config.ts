@@ -52,6 +52,13 @@ export const registryEnvSchema = {
       minimum: 1,
       description: 'outcomes applied per database transaction',
     },
+    OUTCOMES_LINGER_MS: {
+      type: 'integer',
+      default: 100,
+      minimum: 0,
+      description:
+        'after a short read of outcomes, wait this long for more so one transaction carries many (bounds counter lag)',
+    },
   },
 } as const satisfies EnvSchema;
 
@@ -68,6 +75,7 @@ export interface RegistryConfig extends CommonConfig {
   DATABASE_POOL_SIZE: number;
   QUEUE_PREFIX: string;
   OUTCOMES_BATCH_SIZE: number;
+  OUTCOMES_LINGER_MS: number;
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */

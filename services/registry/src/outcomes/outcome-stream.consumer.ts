@@ -16,7 +16,8 @@ export interface OutcomeStreamOptions {
   claimIdleMs?: number;
   /**
    * After a short read, wait this long for more entries before applying: one transaction then carries many outcomes
-   * instead of a few (the database work per batch is mostly fixed). Adds at most this much to counter lag.
+   * instead of a few (the database work per batch is mostly fixed, and at low load it competed with the invocation
+   * path for the CPU: 10 → 100 ms took about 0.6 ms off the single-client p50). Adds at most this much to counter lag.
    */
   lingerMs?: number;
 }
@@ -122,7 +123,7 @@ export class OutcomeStreamConsumer {
       if (entries.length > 0) return entries;
     }
     const fresh = await this.readNew(batchSize, this.options.blockMs ?? 1_000);
-    const lingerMs = this.options.lingerMs ?? 10;
+    const lingerMs = this.options.lingerMs ?? 100;
     if (fresh.length === 0 || fresh.length >= batchSize || lingerMs <= 0) return fresh;
     await new Promise((resolve) => setTimeout(resolve, lingerMs));
     return fresh.concat(await this.readNew(batchSize - fresh.length));

@@ -34,6 +34,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
         group: OUTCOMES_GROUP,
         consumer: `registry-${randomUUID()}`,
         batchSize: config.OUTCOMES_BATCH_SIZE,
+        lingerMs: config.OUTCOMES_LINGER_MS,
       },
       {
         apply: (batch) => this.apply(batch),
