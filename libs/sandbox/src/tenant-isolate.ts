@@ -79,8 +79,7 @@ export class TenantIsolate {
   lastUsedAt = Date.now();
 
   private constructor(
-    /** Set again when a warm spare is handed to a tenant (`SandboxRuntime`'s spare isolate). */
-    public key: string,
+    readonly key: string,
     private readonly isolate: ivm.Isolate,
     private readonly startRef: ivm.Reference,
     private readonly settleRef: ivm.Reference,
