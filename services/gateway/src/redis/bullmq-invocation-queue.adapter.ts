@@ -56,9 +56,12 @@ export class BullmqInvocationQueue implements InvocationQueue {
   }
 
   private async readNow(invocationId: string): Promise<JobSnapshot | undefined> {
+    // State first, then the record: a job that completes between the two reads is then seen as still running,
+    // never as completed with a record read before its return value was written.
+    const state = await this.queue.getJobState(invocationId);
+    if (state === 'unknown') return undefined;
     const job = await Job.fromId<InvocationJobV1>(this.queue, invocationId);
     if (!job) return undefined;
-    const state = await job.getState();
     return {
       data: job.data,
       state,
