@@ -1,10 +1,14 @@
 // Entry point of a SandboxPool child process (forked with --no-node-snapshot and a bounded heap). It hosts one
 // SandboxRuntime and relays ctx.tools / ctx.audit to the parent, which holds the bridge and the call budget.
+import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { BudgetExceededError } from './budget-exceeded.error';
 import { CallBudget } from './call-budget';
 import { parseParentMessage, type ChildMessage } from './pool-protocol';
 import { SandboxRuntime, type SandboxRuntimeOptions } from './sandbox-runtime';
 import type { ToolBridge, ToolCallAnswer } from './sandbox.types';
+
+/** The contract's default isolate memory: most tools' first call finds a spare of this size. */
+const DEFAULT_MEMORY_MB = DEFAULT_LIMITS.memoryMb;
 
 interface Waiter {
   resolve: (value: ToolCallAnswer | null) => void;
@@ -62,6 +66,8 @@ function runtimeOptions(raw: unknown): SandboxRuntimeOptions {
   if (source.entryMode === 'sync' || source.entryMode === 'async' || source.entryMode === 'adaptive') {
     options.entryMode = source.entryMode;
   }
+  // A pool child keeps a warm spare unless told not to: it is where first calls of new tenants land.
+  options.warmSpare = source.warmSpare !== false;
   return options;
 }
 
@@ -134,6 +140,8 @@ function main(): void {
     process.exit(0);
   });
   post({ type: 'ready' });
+  // After 'ready', so the parent is not kept waiting; runs that arrive meanwhile queue behind it once.
+  setImmediate(() => runtime.warmSpare(DEFAULT_MEMORY_MB));
 }
 
 main();

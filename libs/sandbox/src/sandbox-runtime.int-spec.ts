@@ -470,6 +470,56 @@ describe('SandboxRuntime: entry modes', () => {
   });
 });
 
+describe('SandboxRuntime: warm spare isolate', () => {
+  /** Resolves when `predicate` holds; fails after a deadline (the spare is built on a timer, once idle). */
+  async function until(predicate: () => boolean, ms = 10_000): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!predicate()) {
+      if (Date.now() > deadline) throw new Error('condition not reached before the deadline');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  it("a new tenant's first run lands in the spare, and every tenant still gets an isolate of its own", async () => {
+    const runtime = new SandboxRuntime({ warmSpare: true });
+    try {
+      const memoryMb = request('return 1').limits.memoryMb;
+      runtime.warmSpare(memoryMb);
+      expect(runtime.stats()).toMatchObject({ spares: 1, sparesUsed: 0, isolatesCreated: 1 });
+
+      // A tenant's run leaves state behind; the spare handed to the next tenant was built fresh.
+      const first = await runtime.run(
+        request('globalThis.leak = "a"; return typeof leak', { tenantId: 'a' }),
+        recordingBridge(),
+      );
+      expect(expectSucceeded(first).result).toBe('string');
+      expect(runtime.stats()).toMatchObject({ sparesUsed: 1, isolates: 1 });
+      await until(() => runtime.stats().spares === 1);
+
+      const second = await runtime.run(request('return typeof leak', { tenantId: 'b' }), recordingBridge());
+      expect(expectSucceeded(second).result).toBe('undefined');
+      expect(runtime.stats()).toMatchObject({ sparesUsed: 2, isolates: 2 });
+      // Tenant a keeps its own isolate; b's is the second spare, never a's.
+      await runtime.run(request('return 1', { tenantId: 'a' }), recordingBridge());
+      expect(runtime.stats()).toMatchObject({ sparesUsed: 2, isolates: 2 });
+    } finally {
+      runtime.dispose();
+    }
+    expect(runtime.stats().spares).toBe(0);
+  });
+
+  it('builds no spare unless asked', async () => {
+    const runtime = new SandboxRuntime();
+    try {
+      runtime.warmSpare(64);
+      await runtime.run(request('return 1', { tenantId: 'a' }), recordingBridge());
+      expect(runtime.stats()).toMatchObject({ spares: 0, sparesUsed: 0, isolatesCreated: 1 });
+    } finally {
+      runtime.dispose();
+    }
+  });
+});
+
 describe('SandboxRuntime: isolate lifecycle', () => {
   it('retires an isolate after maxRunsPerIsolate runs and keeps answering', async () => {
     const runtime = new SandboxRuntime({ maxRunsPerIsolate: 3 });

@@ -28,6 +28,12 @@ export interface SandboxRuntimeOptions {
    * version has run fast three times, and for good once one of its entries is slow.
    */
   entryMode?: EntryMode;
+  /**
+   * Keep one locked-down isolate ready for the next tenant (or memory size) this process has no isolate for, built
+   * while the process is idle: SES lockdown costs tens of ms, and without a spare the first call of every new
+   * tenant, and the first after an isolate was disposed, pays it. A spare has run no code. Default false.
+   */
+  warmSpare?: boolean;
 }
 
 export interface SandboxRuntimeStats {
@@ -39,6 +45,9 @@ export interface SandboxRuntimeStats {
   /** Entries into isolates, by kind (see SandboxRuntimeOptions.entryMode). */
   syncEntries: number;
   asyncEntries: number;
+  /** Warm spare isolates ready now (0 or 1), and how many runs started in one instead of a cold isolate. */
+  spares: number;
+  sparesUsed: number;
 }
 
 interface CachedCode {
@@ -62,6 +71,11 @@ export class SandboxRuntime {
   private readonly entries: EntryCounters = { sync: 0, async: 0 };
   private readonly options: Required<SandboxRuntimeOptions>;
   private created = 0;
+  private spare: TenantIsolate | undefined;
+  private spareMemoryMb = 0;
+  private spareTimer: NodeJS.Timeout | undefined;
+  private sparesUsed = 0;
+  private disposedRuntime = false;
   private disposedCount = 0;
   private runs = 0;
   private inFlight = 0;
@@ -73,7 +87,33 @@ export class SandboxRuntime {
       maxHeapFraction: options.maxHeapFraction ?? 0.7,
       maxCachedCode: options.maxCachedCode ?? 1000,
       entryMode: options.entryMode ?? 'adaptive',
+      warmSpare: options.warmSpare ?? false,
     };
+  }
+
+  /**
+   * Builds the spare isolate for `memoryMb` now (a process calls it at start, so even the first tenant finds one).
+   * Without `warmSpare` it does nothing.
+   */
+  warmSpare(memoryMb: number): void {
+    if (!this.options.warmSpare || this.disposedRuntime) return;
+    if (this.spare !== undefined && !this.spare.disposed && this.spareMemoryMb === memoryMb) return;
+    if (this.spare !== undefined) this.disposeIsolate(this.spare, 'replaced by a spare of another size');
+    this.spare = undefined;
+    try {
+      this.spare = TenantIsolate.create(
+        `spare\u0000${memoryMb}`,
+        memoryMb,
+        (disposed) => this.forget(disposed),
+        this.options.entryMode,
+        this.entries,
+      );
+    } catch {
+      // A spare is an optimisation: the next new tenant builds its isolate itself, as without one.
+      return;
+    }
+    this.spareMemoryMb = memoryMb;
+    this.created += 1;
   }
 
   /**
@@ -157,11 +197,17 @@ export class SandboxRuntime {
       inFlight: this.inFlight,
       syncEntries: this.entries.sync,
       asyncEntries: this.entries.async,
+      spares: this.spare !== undefined && !this.spare.disposed ? 1 : 0,
+      sparesUsed: this.sparesUsed,
     };
   }
 
   /** Disposes every isolate; runs still in flight end as SANDBOX_CRASH. */
   dispose(): void {
+    this.disposedRuntime = true;
+    if (this.spareTimer !== undefined) clearTimeout(this.spareTimer);
+    if (this.spare !== undefined) this.disposeIsolate(this.spare, 'the runtime was disposed');
+    this.spare = undefined;
     for (const isolate of [...this.isolates.values(), ...this.retired])
       this.disposeIsolate(isolate, 'the runtime was disposed');
     this.isolates.clear();
@@ -196,16 +242,43 @@ export class SandboxRuntime {
       return existing;
     }
     this.evictIdle();
-    const isolate = TenantIsolate.create(
-      key,
-      request.limits.memoryMb,
-      (disposed) => this.forget(disposed),
-      this.options.entryMode,
-      this.entries,
-    );
-    this.created += 1;
+    const memoryMb = request.limits.memoryMb;
+    let isolate: TenantIsolate;
+    if (this.spare !== undefined && !this.spare.disposed && this.spareMemoryMb === memoryMb) {
+      isolate = this.spare;
+      this.spare = undefined;
+      isolate.key = key;
+      this.sparesUsed += 1;
+    } else {
+      isolate = TenantIsolate.create(
+        key,
+        memoryMb,
+        (disposed) => this.forget(disposed),
+        this.options.entryMode,
+        this.entries,
+      );
+      this.created += 1;
+    }
     this.isolates.set(key, isolate);
+    this.scheduleSpare(memoryMb);
     return isolate;
+  }
+
+  /** Builds the next spare once this process has nothing running (creating one blocks the event loop a while). */
+  private scheduleSpare(memoryMb: number): void {
+    if (!this.options.warmSpare || this.spareTimer !== undefined) return;
+    const attempt = (): void => {
+      this.spareTimer = undefined;
+      if (this.disposedRuntime) return;
+      if (this.inFlight > 0) {
+        this.spareTimer = setTimeout(attempt, 50);
+        this.spareTimer.unref();
+        return;
+      }
+      this.warmSpare(memoryMb);
+    };
+    this.spareTimer = setTimeout(attempt, 0);
+    this.spareTimer.unref();
   }
 
   private evictIdle(): void {
@@ -254,6 +327,7 @@ export class SandboxRuntime {
 
   /** Every isolate's dispose ends here, whoever triggered it (a limit, eviction, retirement). */
   private forget(isolate: TenantIsolate): void {
+    if (this.spare === isolate) this.spare = undefined;
     if (this.isolates.get(isolate.key) === isolate) this.isolates.delete(isolate.key);
     this.retired.delete(isolate);
     this.disposedCount += 1;

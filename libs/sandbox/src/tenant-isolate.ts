@@ -79,7 +79,8 @@ export class TenantIsolate {
   lastUsedAt = Date.now();
 
   private constructor(
-    readonly key: string,
+    /** Set again when a warm spare is handed to a tenant (`SandboxRuntime`'s spare isolate). */
+    public key: string,
     private readonly isolate: ivm.Isolate,
     private readonly startRef: ivm.Reference,
     private readonly settleRef: ivm.Reference,
