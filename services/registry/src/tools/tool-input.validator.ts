@@ -5,6 +5,7 @@ import {
   type JsonObject,
   type OpenAiFunctionSchema,
   type ToolLimitCaps,
+  type ToolRecord,
 } from '@toolhost/contracts';
 import { RegistryError, type FieldProblem } from '../errors/registry.error';
 import { BodyValidator } from '../validation/body-validator';
@@ -12,18 +13,14 @@ import { checkCodeSyntax, codeTooLarge } from './code-syntax.checker';
 import { checkObjectJsonSchema } from './json-schema.checker';
 import { normalizeTitle } from './normalize-title';
 
-/** The stored, non-secret fields of a tool version. */
-export interface ToolVersionFields {
-  title: string;
-  description: string;
-  inputSchema: JsonObject;
-  outputSchema: JsonObject | null;
-  code: string;
-  timeoutMs: number;
-  memoryMb: number;
+/** The stored, non-secret fields of a tool version: the record's, but `allowedTools` keeps "none set" apart. */
+export type ToolVersionFields = Pick<
+  ToolRecord,
+  'title' | 'description' | 'inputSchema' | 'outputSchema' | 'code' | 'timeoutMs' | 'memoryMb'
+> & {
   /** null: the tool sets none (every built-in, no custom tool). */
   allowedTools: string[] | null;
-}
+};
 
 export interface ParsedCreate {
   fields: ToolVersionFields;
