@@ -1,6 +1,6 @@
 /**
  * `npm run bench:cpu`: where the CPU of one invocation goes. Runs the stack, drives it with 64 autocannon clients,
- * and divides each process's CPU time (from /proc) by the requests served: gateway, worker, sandbox children,
+ * and divides each process's CPU time (from /proc) by the requests served: gateway, worker supervisor, executors,
  * registry, Redis and Postgres. Linux only. This is what decides throughput on a small machine.
  */
 import { execSync } from 'node:child_process';
@@ -43,8 +43,8 @@ async function main(): Promise<void> {
     const redisPort = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || '6379';
     const groups: Record<string, number[]> = {
       gateway: [stack.service('gateway').process.pid ?? 0],
-      worker: [stack.service('worker').process.pid ?? 0],
-      'sandbox children': pids(`pgrep -P ${stack.service('worker').process.pid ?? 0}`),
+      'worker (supervisor)': [stack.service('worker').process.pid ?? 0],
+      'worker executors': pids(`pgrep -P ${stack.service('worker').process.pid ?? 0}`),
       registry: [stack.service('registry').process.pid ?? 0],
       redis: pids(`ss -ltnpH 'sport = :${redisPort}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`),
       postgres: pids('pgrep -u postgres'),

@@ -1,5 +1,23 @@
-import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client';
+
+/** What `Registry.getMetricsAsJSON()` returns: how metrics travel between processes. */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
+
+/** Metrics of other processes (a worker's executors), merged into this process's scrape. */
+export type RemoteMetricsSource = () => Promise<MetricsSnapshot[]>;
+
+/** Provide `false` under this token for a process whose process-level metrics another process reports. */
+export const COLLECT_DEFAULT_METRICS = Symbol('COLLECT_DEFAULT_METRICS');
 
 /** Buckets for invocation-scale durations in seconds: 0.5 ms .. 30 s. */
 export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -11,9 +29,25 @@ export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05
 @Injectable()
 export class MetricsService {
   readonly registry = new Registry();
+  private readonly remote: RemoteMetricsSource[] = [];
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'toolhost_process_' });
+  constructor(@Optional() @Inject(COLLECT_DEFAULT_METRICS) collectDefaults: boolean = true) {
+    if (collectDefaults) collectDefaultMetrics({ register: this.registry, prefix: 'toolhost_process_' });
+  }
+
+  /** Adds the metrics of other processes to every scrape (summed per series with this process's own). */
+  addRemoteSource(source: RemoteMetricsSource): void {
+    this.remote.push(source);
+  }
+
+  /** The Prometheus text of this process, with its remote sources merged in. */
+  async scrape(): Promise<string> {
+    if (this.remote.length === 0) return this.registry.metrics();
+    const [own, ...remote] = await Promise.all([
+      this.registry.getMetricsAsJSON(),
+      ...this.remote.map((source) => source().catch((): MetricsSnapshot[] => [])),
+    ]);
+    return AggregatorRegistry.aggregate([own, ...remote.flat()]).metrics();
   }
 
   counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {

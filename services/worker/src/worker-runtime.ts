@@ -93,6 +93,10 @@ export class WorkerRuntime {
     this.started = true;
   }
 
+  get workerId(): string {
+    return this.processor.workerId;
+  }
+
   get isConsuming(): boolean {
     return this.started;
   }

@@ -16,24 +16,26 @@ export const workerEnvSchema = {
       type: 'integer',
       default: 64,
       minimum: 1,
-      description: 'jobs one worker process runs at once (async tools wait on bridges, so more than cores)',
+      description:
+        'jobs the worker runs at once, split across its executor processes (async tools wait on bridges, so more than cores)',
     },
     SANDBOX_PROCESSES: {
       type: 'integer',
       minimum: 1,
-      description: 'forked sandbox child processes (default: the number of CPUs)',
+      description:
+        'executor processes; each consumes the queue and hosts the isolates of its runs (default: the number of CPUs)',
     },
     SANDBOX_MAX_RUNS_PER_PROCESS: {
       type: 'integer',
       default: 10_000,
       minimum: 1,
-      description: 'a sandbox child is recycled after this many runs',
+      description: 'an executor process is replaced after this many runs',
     },
     SANDBOX_MAX_RSS_MB: {
       type: 'integer',
       default: 1024,
       minimum: 64,
-      description: 'a sandbox child is recycled when its RSS grows past this',
+      description: 'an executor process is replaced when its RSS grows past this',
     },
     SANDBOX_MODE: {
       type: 'string',

@@ -6,7 +6,6 @@ import {
   type DynamicModule,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { InputValidatorCache } from '@toolhost/contracts';
 import {
   HealthModule,
   MetricsModule,
@@ -16,34 +15,28 @@ import {
   createLoggerModule,
   type ReadinessCheck,
 } from '@toolhost/observability';
-import { createSandboxRunner } from './sandbox/sandbox.factory';
-import { WorkerRuntime } from './worker-runtime';
+import { WorkerSupervisor } from './worker-supervisor';
 import { WORKER_CONFIG, type WorkerConfig } from './worker.config';
 
-/** Hosts the WorkerRuntime: starts consuming after boot, drains before shutdown. */
+/** Hosts the WorkerSupervisor: starts the executors after boot, drains them before shutdown. */
 class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly abort = new AbortController();
-  private startup: Promise<void> = Promise.resolve();
-
   constructor(
-    @Inject(WorkerRuntime) private readonly runtime: WorkerRuntime,
+    @Inject(WorkerSupervisor) private readonly supervisor: WorkerSupervisor,
     @Inject(ShutdownState) private readonly shutdown: ShutdownState,
   ) {}
 
   onApplicationBootstrap(): void {
-    // Not awaited: the HTTP server answers health while the worker waits for Redis and the registry.
-    this.startup = this.runtime.start(this.abort.signal);
+    // The HTTP server answers health while the executors wait for Redis and the registry.
+    this.supervisor.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.shutdown.startDraining();
-    this.abort.abort();
-    await this.startup.catch(() => undefined);
-    await this.runtime.stop();
+    await this.supervisor.stop();
   }
 }
 
-/** The runtime and its config, global so the health module's readiness factory can reach them. */
+/** The supervisor and its config, global so the health module's readiness factory can reach them. */
 @Global()
 @Module({})
 class WorkerCoreModule {
@@ -53,17 +46,12 @@ class WorkerCoreModule {
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         {
-          provide: InputValidatorCache,
-          useFactory: () => new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
-        },
-        {
-          provide: WorkerRuntime,
-          useFactory: (metrics: MetricsService, schemas: InputValidatorCache) =>
-            new WorkerRuntime(config, createSandboxRunner(config, metrics), schemas, metrics),
-          inject: [MetricsService, InputValidatorCache],
+          provide: WorkerSupervisor,
+          useFactory: (metrics: MetricsService) => new WorkerSupervisor(config, metrics),
+          inject: [MetricsService],
         },
       ],
-      exports: [WORKER_CONFIG, WorkerRuntime],
+      exports: [WORKER_CONFIG, WorkerSupervisor],
     };
   }
 }
@@ -78,17 +66,17 @@ export class WorkerModule {
         MetricsModule,
         WorkerCoreModule.forRoot(config),
         HealthModule.forRoot({
-          useFactory: (runtime: WorkerRuntime): ReadinessCheck[] => [
+          useFactory: (supervisor: WorkerSupervisor): ReadinessCheck[] => [
             new RedisReadinessCheck(config.REDIS_URL),
             {
               name: 'consuming',
               check: () =>
-                runtime.isConsuming
+                supervisor.isConsuming
                   ? Promise.resolve()
                   : Promise.reject(new Error('waiting for Redis and the registry')),
             },
           ],
-          inject: [WorkerRuntime],
+          inject: [WorkerSupervisor],
         }),
       ],
       providers: [WorkerLifecycle],

@@ -32,7 +32,7 @@ export interface RootResult {
   settled: Promise<void>;
 }
 
-const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+export const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
 /**
  * Runs one invocation tree: resolves code by (tool, version), runs it in the sandbox with a bridge for

@@ -44,6 +44,11 @@ export class InvocationProcessor {
     void this.worker.run();
   }
 
+  /** Every job this processor takes is locked with a token `${workerId}:<n>` (how a dead executor's jobs are found). */
+  get workerId(): string {
+    return this.worker.id;
+  }
+
   /** Stops taking jobs and waits for the active ones to finish. */
   async close(): Promise<void> {
     await this.worker.close();

@@ -1,35 +1,67 @@
 import type { MetricsService } from '@toolhost/observability';
-import { SandboxPool } from '@toolhost/sandbox';
+import { SandboxRuntime } from '@toolhost/sandbox';
 import type { WorkerConfig } from '../worker.config';
 import { FreshContextRunner } from './fresh-context.runner';
 import type { SandboxRunner } from './sandbox-runner';
 
-/** The process pool, with its stats exported as gauges; or the naive baseline the e2e benchmark compares with. */
-export function createSandboxRunner(config: WorkerConfig, metrics: MetricsService): SandboxRunner {
-  if (config.SANDBOX_MODE === 'fresh-context') return new FreshContextRunner();
-  const pool = new SandboxPool({
-    // Unset: the pool's own default, one child per CPU.
-    size: config.SANDBOX_PROCESSES,
-    maxRunsPerChild: config.SANDBOX_MAX_RUNS_PER_PROCESS,
-    maxRssMb: config.SANDBOX_MAX_RSS_MB,
-  });
-  // Read off the pool at scrape time, so a scrape always sees the pool as it is.
-  metrics.gauge('toolhost_worker_sandbox_children', 'Sandbox child processes by state', ['state'], (gauge) => {
-    const stats = pool.stats();
-    gauge.set({ state: 'serving' }, stats.children);
-    gauge.set({ state: 'draining' }, stats.draining);
-  });
-  metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside sandbox children', [], (gauge) =>
-    gauge.set(pool.stats().inFlight),
+/** The sandbox of one executor process, with what the executor needs to decide when to be recycled. */
+export interface ExecutorSandbox {
+  runner: SandboxRunner;
+  /** Runs started since the process began, and runs in flight now. */
+  stats(): { runs: number; inFlight: number };
+  /** Builds a spare isolate while idle, so a new tenant's first call does not wait for one. */
+  warm(memoryMb: number): void;
+}
+
+/**
+ * Isolates live in the executor process itself (isolated-vm keeps tool code out of this process's heap and
+ * bounds each isolate's memory and CPU); the process boundary around it is the executor, which the supervisor
+ * replaces when it dies. `fresh-context` is the naive baseline of the e2e benchmark.
+ */
+export function createExecutorSandbox(config: WorkerConfig, metrics: MetricsService): ExecutorSandbox {
+  if (config.SANDBOX_MODE === 'fresh-context') {
+    const runner = new FreshContextRunner();
+    let runs = 0;
+    let inFlight = 0;
+    metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside the sandbox', [], (gauge) => gauge.set(inFlight));
+    return {
+      runner: {
+        run: async (request) => {
+          runs += 1;
+          inFlight += 1;
+          try {
+            return await runner.run(request);
+          } finally {
+            inFlight -= 1;
+          }
+        },
+        close: () => runner.close(),
+      },
+      stats: () => ({ runs, inFlight }),
+      warm: () => undefined,
+    };
+  }
+  // The warm spare: a new tenant's first call takes a pre-built isolate instead of waiting ~45 ms for lockdown.
+  const runtime = new SandboxRuntime({ warmSpare: true });
+  // Read off the runtime at scrape time; the supervisor sums them over its executors.
+  metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside the sandbox', [], (gauge) =>
+    gauge.set(runtime.stats().inFlight),
   );
-  metrics.gauge('toolhost_worker_sandbox_crashes', 'Sandbox children that died since start', [], (gauge) =>
-    gauge.set(pool.stats().crashes),
-  );
-  metrics.gauge('toolhost_worker_sandbox_restarts', 'Sandbox children started to replace others', [], (gauge) =>
-    gauge.set(pool.stats().restarts),
+  metrics.gauge('toolhost_worker_sandbox_isolates', 'Live tenant isolates', [], (gauge) =>
+    gauge.set(runtime.stats().isolates),
   );
   return {
-    run: (request, bridge, budget) => pool.run(request, bridge, budget),
-    close: () => pool.close(),
+    runner: {
+      run: (request, bridge, budget) => runtime.run(request, bridge, budget),
+      close: () => {
+        runtime.dispose();
+        return Promise.resolve();
+      },
+    },
+    stats: () => {
+      const stats = runtime.stats();
+      return { runs: stats.runs, inFlight: stats.inFlight };
+    },
+    warm: (memoryMb) => runtime.warmSpare(memoryMb),
   };
 }

@@ -1,0 +1,91 @@
+import { Job, Queue } from 'bullmq';
+import type Redis from 'ioredis';
+import { ErrorCode, toolNameOf, type Invocation } from '@toolhost/contracts';
+import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
+import { sha256 } from '../invocation/invocation-runner';
+import type { OutcomeSink } from '../invocation/invocation-runner';
+import type { ReplyPublisher } from '../invocation/reply-publisher';
+
+/**
+ * Gives the invocations a dead executor held their terminal state at once, instead of leaving their callers to
+ * wait for BullMQ's stalled-job check (a lock outlives its holder by up to 30 s) and then re-running code that
+ * may crash the next executor too. Each such root run ends SANDBOX_CRASH: the caller gets the reply, the job
+ * completes with it (the durable answer for polling), and the failure is counted like any other.
+ */
+export class CrashedRunRecovery {
+  private readonly queue: Queue<InvocationJob, Invocation>;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly replies: ReplyPublisher,
+    private readonly outcomes: OutcomeSink,
+  ) {
+    this.queue = new Queue<InvocationJob, Invocation>(INVOCATIONS_QUEUE, { connection: redis, prefix });
+    this.queue.on('error', () => undefined);
+  }
+
+  /**
+   * Ends every active job locked by the BullMQ worker `workerId` (tokens are `${workerId}:<n>`). Returns how many.
+   * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
+   */
+  async recover(workerId: string, reason: string): Promise<number> {
+    let recovered = 0;
+    for (const job of await this.queue.getActive()) {
+      if (job.id === undefined) continue;
+      const token = await this.redis.get(this.queue.toKey(`${job.id}:lock`));
+      if (token === null || !token.startsWith(`${workerId}:`)) continue;
+      if (await this.end(job, token, reason)) recovered += 1;
+    }
+    return recovered;
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close().catch(() => undefined);
+  }
+
+  private async end(job: Job<InvocationJob, Invocation>, token: string, reason: string): Promise<boolean> {
+    const data = job.data;
+    const startedAt = new Date(job.processedOn ?? Date.now());
+    const finishedAt = new Date();
+    const durationMs = Math.max(0, finishedAt.getTime() - startedAt.getTime());
+    const error = { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` };
+    const invocation: Invocation = {
+      id: data.invocationId,
+      tool: toolNameOf(data.toolId),
+      toolId: data.toolId,
+      version: data.version,
+      status: 'failed',
+      error,
+      durationMs,
+      logs: [],
+    };
+    // The outcome first: once the job completes, nothing else would report this run.
+    await this.outcomes.publish({
+      v: 1,
+      invocationId: data.invocationId,
+      tenantId: data.tenantId,
+      toolId: data.toolId,
+      version: data.version,
+      status: 'failed',
+      errorCode: error.code,
+      errorMessage: error.message,
+      durationMs,
+      context: data.context,
+      inputSha256: sha256(data.input),
+      audit: [],
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+    });
+    try {
+      await job.moveToCompleted(invocation, token, false);
+    } catch {
+      // The lock moved on meanwhile (the stalled check took the job back): the job's next run will answer.
+      return false;
+    }
+    if (data.replyTo) {
+      await this.replies.publish(data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
+    }
+    return true;
+  }
+}

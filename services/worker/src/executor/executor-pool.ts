@@ -1,0 +1,226 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type { MetricsSnapshot } from '@toolhost/observability';
+import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
+
+export interface ExecutorPoolOptions {
+  /** Executor processes kept running. */
+  size: number;
+  /** The executor entry point (executor.main.js). */
+  modulePath: string;
+  /** Extra environment for each executor (it inherits the worker's). */
+  env: Record<string, string>;
+  /** `--max-old-space-size` of an executor's own heap (isolate heaps are bounded separately). */
+  maxOldSpaceMb: number;
+  /** No heartbeat for this long: the executor is stuck (a native hang, a blocked loop) and is killed. */
+  heartbeatTimeoutMs: number;
+  /** How long a drain may take before the executors still running are killed. */
+  drainTimeoutMs: number;
+}
+
+export interface ExecutorPoolEvents {
+  /** An executor died with runs in flight: end them (its BullMQ worker id prefixes their lock tokens). */
+  onCrash(workerId: string, reason: string): Promise<void>;
+  onLog(level: 'warn' | 'error', message: string): void;
+}
+
+export interface ExecutorPoolStats {
+  executors: number;
+  consuming: number;
+  retiring: number;
+  crashes: number;
+  restarts: number;
+}
+
+class Executor {
+  workerId: string | undefined;
+  consuming = false;
+  /** Asked to drain, or recycling itself: it is not replaced when it exits. */
+  leaving = false;
+  lastSeen = Date.now();
+  rssBytes = 0;
+  inFlight = 0;
+  exited = false;
+  readonly exit: Promise<void>;
+
+  constructor(readonly process: ChildProcess) {
+    this.exit = new Promise((resolve) => process.once('exit', () => resolve()));
+  }
+
+  send(message: SupervisorMessage): void {
+    if (this.process.connected) this.process.send(message, undefined, undefined, () => undefined);
+  }
+}
+
+const METRICS_TIMEOUT_MS = 1_000;
+const WATCHDOG_EVERY_MS = 1_000;
+
+/**
+ * The worker's executor processes. Each one consumes the invocations queue itself and hosts the isolates, so an
+ * invocation never crosses a process boundary inside the worker; this pool only keeps them running: it replaces
+ * an executor that died (after its runs were ended SANDBOX_CRASH), kills one that stopped answering, starts the
+ * replacement of one that retires, drains them all on shutdown, and collects their metrics for a scrape.
+ */
+export class ExecutorPool {
+  private readonly executors = new Set<Executor>();
+  private readonly metricRequests = new Map<number, (snapshot: MetricsSnapshot) => void>();
+  private nextRequest = 1;
+  private closing = false;
+  private crashes = 0;
+  private restarts = 0;
+  /** Consecutive executors that died before they consumed: slows a crash loop down (bad config, broken build). */
+  private earlyDeaths = 0;
+  private readonly watchdog: NodeJS.Timeout;
+  /** Crash recoveries under way; a drain waits for them, so no caller is left hanging by a shutdown. */
+  private readonly recoveries = new Set<Promise<void>>();
+
+  constructor(
+    private readonly options: ExecutorPoolOptions,
+    private readonly events: ExecutorPoolEvents,
+  ) {
+    this.watchdog = setInterval(() => this.checkHeartbeats(), WATCHDOG_EVERY_MS);
+    this.watchdog.unref();
+  }
+
+  start(): void {
+    for (let i = 0; i < this.options.size; i += 1) this.spawn();
+  }
+
+  get isConsuming(): boolean {
+    for (const executor of this.executors) if (executor.consuming && !executor.exited) return true;
+    return false;
+  }
+
+  stats(): ExecutorPoolStats {
+    let consuming = 0;
+    let retiring = 0;
+    for (const executor of this.executors) {
+      if (executor.leaving) retiring += 1;
+      else if (executor.consuming) consuming += 1;
+    }
+    return { executors: this.executors.size, consuming, retiring, crashes: this.crashes, restarts: this.restarts };
+  }
+
+  /** Each executor's metrics; one that does not answer in time (a long synchronous run) is left out of this scrape. */
+  async collectMetrics(): Promise<MetricsSnapshot[]> {
+    const asks = [...this.executors]
+      .filter((executor) => executor.consuming && !executor.exited)
+      .map(
+        (executor) =>
+          new Promise<MetricsSnapshot | undefined>((resolve) => {
+            const requestId = this.nextRequest;
+            this.nextRequest += 1;
+            const timer = setTimeout(() => {
+              this.metricRequests.delete(requestId);
+              resolve(undefined);
+            }, METRICS_TIMEOUT_MS);
+            this.metricRequests.set(requestId, (snapshot) => {
+              clearTimeout(timer);
+              resolve(snapshot);
+            });
+            executor.send({ type: 'metrics', requestId });
+          }),
+      );
+    return (await Promise.all(asks)).filter((snapshot): snapshot is MetricsSnapshot => snapshot !== undefined);
+  }
+
+  /** Drain: every executor stops taking jobs and finishes its runs; those still running at the deadline are killed. */
+  async stop(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.watchdog);
+    const all = [...this.executors];
+    for (const executor of all) {
+      executor.leaving = true;
+      executor.send({ type: 'drain' });
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.drainTimeoutMs);
+    });
+    await Promise.race([Promise.all(all.map((executor) => executor.exit)), deadline]);
+    clearTimeout(timer);
+    for (const executor of all) if (!executor.exited) executor.process.kill('SIGKILL');
+    await Promise.all(all.map((executor) => executor.exit));
+    await Promise.all([...this.recoveries]);
+  }
+
+  private spawn(): void {
+    const child = fork(this.options.modulePath, [], {
+      // Every process that loads isolated-vm needs --no-node-snapshot.
+      execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.options.maxOldSpaceMb}`],
+      env: { ...process.env, ...this.options.env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const executor = new Executor(child);
+    this.executors.add(executor);
+    child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
+    child.on('error', () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    child.once('exit', (code, signal) => void this.onExit(executor, code, signal));
+  }
+
+  private onMessage(executor: Executor, message: ExecutorMessage | undefined): void {
+    if (message === undefined) return;
+    executor.lastSeen = Date.now();
+    switch (message.type) {
+      case 'consuming':
+        executor.workerId = message.workerId;
+        executor.consuming = true;
+        this.earlyDeaths = 0;
+        return;
+      case 'heartbeat':
+        executor.rssBytes = message.rssBytes;
+        executor.inFlight = message.inFlight;
+        return;
+      case 'metrics':
+        this.metricRequests.get(message.requestId)?.(message.metrics);
+        this.metricRequests.delete(message.requestId);
+        return;
+      case 'retiring':
+        if (executor.leaving) return;
+        executor.leaving = true;
+        // The replacement starts now, so capacity does not dip while the old one finishes its runs.
+        if (!this.closing) {
+          this.restarts += 1;
+          this.spawn();
+        }
+        return;
+    }
+  }
+
+  private async onExit(executor: Executor, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    executor.exited = true;
+    this.executors.delete(executor);
+    const clean = code === 0 && executor.leaving;
+    if (!clean) {
+      const reason = signal ? `killed by ${signal}` : `exited with code ${String(code)}`;
+      this.crashes += 1;
+      this.events.onLog('error', `executor ${String(executor.process.pid)} ${reason}`);
+      if (executor.workerId !== undefined) {
+        const recovery = this.events.onCrash(executor.workerId, reason).catch((error: unknown) => {
+          this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
+        });
+        this.recoveries.add(recovery);
+        await recovery;
+        this.recoveries.delete(recovery);
+      }
+    }
+    if (this.closing || executor.leaving) return;
+    this.restarts += 1;
+    if (!executor.consuming) this.earlyDeaths += 1;
+    const delay = this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths);
+    const timer = setTimeout(() => {
+      if (!this.closing) this.spawn();
+    }, delay);
+    timer.unref();
+  }
+
+  private checkHeartbeats(): void {
+    const now = Date.now();
+    for (const executor of this.executors) {
+      if (executor.exited || now - executor.lastSeen <= this.options.heartbeatTimeoutMs) continue;
+      this.events.onLog('error', `executor ${String(executor.process.pid)} stopped answering; killing it`);
+      executor.process.kill('SIGKILL');
+    }
+  }
+}

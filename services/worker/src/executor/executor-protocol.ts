@@ -1,0 +1,50 @@
+import type { MetricsSnapshot } from '@toolhost/observability';
+
+/**
+ * IPC between the worker's supervisor and its executor processes. Nothing here is on an invocation's path:
+ * executors take jobs from Redis themselves, and these messages only carry lifecycle, health and metrics.
+ */
+export type SupervisorMessage = { type: 'drain' } | { type: 'metrics'; requestId: number };
+
+export type ExecutorMessage =
+  /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
+  | { type: 'consuming'; workerId: string }
+  | { type: 'heartbeat'; rssBytes: number; inFlight: number; runs: number }
+  | { type: 'metrics'; requestId: number; metrics: MetricsSnapshot }
+  /** It stopped taking jobs to be replaced (run count or RSS); it exits 0 once its runs are done. */
+  | { type: 'retiring'; reason: string };
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+
+/** Executors run untrusted code, so what they send is parsed, not cast. */
+export function parseExecutorMessage(value: unknown): ExecutorMessage | undefined {
+  if (!isObject(value)) return undefined;
+  switch (value.type) {
+    case 'consuming':
+      return typeof value.workerId === 'string' && value.workerId.length > 0
+        ? { type: 'consuming', workerId: value.workerId }
+        : undefined;
+    case 'heartbeat':
+      return isCount(value.rssBytes) && isCount(value.inFlight) && isCount(value.runs)
+        ? { type: 'heartbeat', rssBytes: value.rssBytes, inFlight: value.inFlight, runs: value.runs }
+        : undefined;
+    case 'metrics':
+      return Number.isInteger(value.requestId) && Array.isArray(value.metrics)
+        ? { type: 'metrics', requestId: value.requestId as number, metrics: value.metrics as MetricsSnapshot }
+        : undefined;
+    case 'retiring':
+      return { type: 'retiring', reason: typeof value.reason === 'string' ? value.reason : 'unknown' };
+    default:
+      return undefined;
+  }
+}
+
+export function parseSupervisorMessage(value: unknown): SupervisorMessage | undefined {
+  if (!isObject(value)) return undefined;
+  if (value.type === 'drain') return { type: 'drain' };
+  if (value.type === 'metrics' && Number.isInteger(value.requestId)) {
+    return { type: 'metrics', requestId: value.requestId as number };
+  }
+  return undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * An executor process: consumes the invocations queue and runs tool code in isolates it hosts itself. Started
+ * only by the worker's supervisor (ExecutorPool), which replaces it when it dies or retires.
+ */
+import 'reflect-metadata';
+import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
+import { MetricsService } from '@toolhost/observability';
+import { createExecutorSandbox } from '../sandbox/sandbox.factory';
+import { WorkerRuntime } from '../worker-runtime';
+import { loadWorkerConfig } from '../worker.config';
+import { EXECUTOR_CONCURRENCY_ENV } from './executor-env';
+import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
+
+const HEARTBEAT_MS = 1_000;
+
+function main(): void {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error('the executor must be started by the worker (fork with an IPC channel)');
+  const post = (message: ExecutorMessage): void => {
+    // The callback takes a failed write (the supervisor is gone: EPIPE); 'disconnect' then ends this process.
+    if (process.connected) send(message, undefined, undefined, () => undefined);
+  };
+
+  const config = loadWorkerConfig();
+  const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
+  // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.
+  const metrics = new MetricsService(false);
+  const sandbox = createExecutorSandbox(config, metrics);
+  const runtime = new WorkerRuntime(
+    { ...config, WORKER_CONCURRENCY: concurrency },
+    sandbox.runner,
+    new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
+    metrics,
+  );
+
+  const abort = new AbortController();
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      abort.abort();
+      await started.catch(() => undefined);
+      // Stops taking jobs, finishes the ones in flight, flushes their outcomes.
+      await runtime.stop();
+    })().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('executor: drain failed', error);
+        process.exit(1);
+      },
+    );
+    return stopping;
+  };
+
+  const started = runtime.start(abort.signal).then(() => {
+    if (abort.signal.aborted) return;
+    post({ type: 'consuming', workerId: runtime.workerId });
+    // After the first jobs can arrive: they queue behind the ~45 ms lockdown once, instead of every new tenant.
+    setImmediate(() => sandbox.warm(DEFAULT_LIMITS.memoryMb));
+  });
+
+  const heartbeat = setInterval(() => {
+    const stats = sandbox.stats();
+    const rssBytes = process.memoryUsage.rss();
+    post({ type: 'heartbeat', rssBytes, inFlight: stats.inFlight, runs: stats.runs });
+    if (stopping !== undefined) return;
+    // Recycled before the run count or RSS makes it a liability; the supervisor starts the replacement first.
+    const reason =
+      stats.runs >= config.SANDBOX_MAX_RUNS_PER_PROCESS
+        ? `${stats.runs} runs`
+        : rssBytes > config.SANDBOX_MAX_RSS_MB * 1024 * 1024
+          ? `RSS ${Math.round(rssBytes / 1024 / 1024)} MB`
+          : undefined;
+    if (reason !== undefined) {
+      post({ type: 'retiring', reason });
+      void stop();
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  process.on('message', (raw: unknown) => {
+    const message = parseSupervisorMessage(raw);
+    if (message?.type === 'drain') void stop();
+    if (message?.type === 'metrics') {
+      void metrics.registry
+        .getMetricsAsJSON()
+        .then((snapshot) => post({ type: 'metrics', requestId: message.requestId, metrics: snapshot }));
+    }
+  });
+  // The supervisor is gone: finish what is in flight and leave (an orphan must not keep consuming).
+  process.on('disconnect', () => void stop());
+  // Ctrl-C reaches the whole process group; the supervisor sends 'drain' as well, and stop() runs once.
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main();

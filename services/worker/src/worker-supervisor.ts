@@ -1,0 +1,89 @@
+import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { Logger } from '@nestjs/common';
+import type Redis from 'ioredis';
+import { createRedis, outcomesStreamKey } from '@toolhost/queue';
+import type { MetricsService } from '@toolhost/observability';
+import { CrashedRunRecovery } from './executor/crashed-run-recovery';
+import { ExecutorPool } from './executor/executor-pool';
+import { EXECUTOR_CONCURRENCY_ENV } from './executor/executor-env';
+import { ReplyPublisher } from './invocation/reply-publisher';
+import { OutcomePublisher } from './outcomes/outcome-publisher';
+import type { WorkerConfig } from './worker.config';
+
+/** Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy. */
+const HEARTBEAT_GRACE_MS = 5_000;
+
+/**
+ * The worker process: supervises the executor processes that do the work (each consumes the queue and hosts
+ * isolates, see executor.main.ts), ends the runs of one that dies, and reports their metrics as its own.
+ * Nest hosts it for health, metrics and shutdown hooks.
+ */
+export class WorkerSupervisor {
+  private readonly redis: Redis;
+  private readonly outcomes: OutcomePublisher;
+  private readonly recovery: CrashedRunRecovery;
+  private readonly pool: ExecutorPool;
+  private readonly logger = new Logger('WorkerSupervisor');
+
+  constructor(config: WorkerConfig, metrics: MetricsService) {
+    const size = Math.max(1, config.SANDBOX_PROCESSES ?? availableParallelism());
+    this.redis = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-supervisor');
+    this.outcomes = new OutcomePublisher(this.redis, outcomesStreamKey(config.QUEUE_PREFIX));
+    this.recovery = new CrashedRunRecovery(
+      this.redis,
+      config.QUEUE_PREFIX,
+      new ReplyPublisher(this.redis),
+      this.outcomes,
+    );
+    this.pool = new ExecutorPool(
+      {
+        size,
+        modulePath: join(__dirname, 'executor', 'executor.main.js'),
+        // WORKER_CONCURRENCY is the whole worker's; each executor takes its share.
+        env: { [EXECUTOR_CONCURRENCY_ENV]: String(Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / size))) },
+        maxOldSpaceMb: 512,
+        heartbeatTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + HEARTBEAT_GRACE_MS,
+        drainTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + HEARTBEAT_GRACE_MS,
+      },
+      {
+        onCrash: async (workerId, reason) => {
+          const ended = await this.recovery.recover(workerId, reason);
+          await this.outcomes.drain();
+          if (ended > 0) this.logger.warn(`ended ${ended} run(s) of a dead executor as SANDBOX_CRASH`);
+        },
+        onLog: (level, message) => this.logger[level](message),
+      },
+    );
+    metrics.addRemoteSource(() => this.pool.collectMetrics());
+    metrics.gauge('toolhost_worker_executors', 'Executor processes by state', ['state'], (gauge) => {
+      const stats = this.pool.stats();
+      gauge.set({ state: 'consuming' }, stats.consuming);
+      gauge.set({ state: 'starting' }, stats.executors - stats.consuming - stats.retiring);
+      gauge.set({ state: 'retiring' }, stats.retiring);
+    });
+    metrics.gauge('toolhost_worker_executor_crashes', 'Executor processes that died since start', [], (gauge) =>
+      gauge.set(this.pool.stats().crashes),
+    );
+    metrics.gauge('toolhost_worker_executor_restarts', 'Executor processes started to replace others', [], (gauge) =>
+      gauge.set(this.pool.stats().restarts),
+    );
+  }
+
+  start(): void {
+    this.pool.start();
+  }
+
+  /** Ready once an executor consumes (it does so only after Redis and the registry answered it). */
+  get isConsuming(): boolean {
+    return this.pool.isConsuming;
+  }
+
+  /** Drain: executors finish their runs and flush their outcomes, then the supervisor's connection closes. */
+  async stop(): Promise<void> {
+    await this.pool.stop();
+    await this.outcomes.drain();
+    await this.recovery.close();
+    await this.redis.quit().catch(() => undefined);
+  }
+}
