@@ -1,11 +1,11 @@
 /**
- * The runner on a real SandboxPool (isolated-vm in forked children): nested ctx.tools calls, allowedTools,
+ * The runner on a real in-process SandboxRuntime, as in an executor: nested ctx.tools calls, allowedTools,
  * the tree-wide budget, audits and outcomes. The registry is an in-memory table here; e2e tests use the real one.
  */
 import { randomUUID } from 'node:crypto';
 import { InputValidatorCache, type InternalToolRecord, type InternalToolVersion } from '@toolhost/contracts';
 import type { OutcomeJob } from '@toolhost/queue';
-import { SandboxPool } from '@toolhost/sandbox';
+import { SandboxRuntime } from '@toolhost/sandbox';
 import { BuiltinRegistry } from '../builtins/builtin-registry';
 import { CalculateBuiltin } from '../builtins/calculate.builtin';
 import type { RegistryClient } from '../registry/registry.client';
@@ -48,12 +48,16 @@ const registry = {
   },
 } as unknown as RegistryClient;
 
-describe('InvocationRunner with a real sandbox pool', () => {
-  const pool = new SandboxPool({ size: 1 });
+describe('InvocationRunner with a real sandbox runtime', () => {
+  const runtime = new SandboxRuntime();
+  const sandbox = {
+    run: runtime.run.bind(runtime),
+    close: () => Promise.resolve(runtime.dispose()),
+  };
   const outcomes: OutcomeJob[] = [];
   const runner = new InvocationRunner(
     new ToolCatalog(registry, true),
-    pool,
+    sandbox,
     new BuiltinRegistry([new CalculateBuiltin()], undefined),
     new InputValidatorCache(),
     { publish: (o) => (outcomes.push(o), Promise.resolve()) },
@@ -75,7 +79,7 @@ describe('InvocationRunner with a real sandbox pool', () => {
     return invocation;
   };
 
-  afterAll(() => pool.close());
+  afterAll(() => sandbox.close());
 
   it('runs a nested custom tool, reports both outcomes and links audit rows', async () => {
     const callee = addTool('return params.x * 2;', {
