@@ -27,6 +27,12 @@ const gauge = (text: string, name: string): number => {
   return match ? Number(match[1]) : NaN;
 };
 
+interface Answer {
+  id: string;
+  status: string;
+  error: { code: string; message: string };
+}
+
 const busyTool = {
   title: 'busy',
   description: 'busy for a while',
@@ -58,9 +64,13 @@ describe('worker executors (e2e)', () => {
 
     afterAll(() => stack?.stop(), 60_000);
 
-    async function startBusyRun(): Promise<{ answer: ReturnType<Stack['invoke']>; toolId: string; pid: number }> {
+    async function startBusyRun(): Promise<{
+      answer: Promise<{ status: number; body: Answer }>;
+      toolId: string;
+      pid: number;
+    }> {
       const tool = await stack.createTool(key, busyTool);
-      const answer = stack.invoke(key, { tool: tool.toolName, input: {}, timeoutMs: 30_000 });
+      const answer = stack.invoke<Answer>(key, { tool: tool.toolName, input: {}, timeoutMs: 30_000 });
       await Stack.until(
         () => metrics(stack),
         (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
