@@ -61,7 +61,21 @@ export const gatewayEnvSchema = {
       type: 'integer',
       default: 120_000,
       minimum: 1_000,
-      description: 'a concurrency slot nobody released (lost reply, crashed gateway) is reclaimed after this age',
+      description: 'a concurrency slot nobody released (lost reply) is reclaimed after this age',
+    },
+    QUOTA_LEASE_HOLD_MS: {
+      type: 'integer',
+      default: 500,
+      minimum: 10,
+      maximum: 60_000,
+      description: 'rate tokens and concurrency slots a gateway leased and left unused this long go back to Redis',
+    },
+    QUOTA_LEASE_TTL_MS: {
+      type: 'integer',
+      default: 5_000,
+      minimum: 1_000,
+      description:
+        "a gateway's leased concurrency slots expire this long after its last renewal (it renews every fifth of this)",
     },
     TOOL_CACHE_TTL_MS: {
       type: 'integer',
@@ -110,6 +124,8 @@ export interface GatewayConfig extends CommonConfig {
   RATE_LIMIT_BURST: number;
   MAX_CONCURRENT_PER_TENANT: number;
   CONCURRENCY_SLOT_TTL_MS: number;
+  QUOTA_LEASE_HOLD_MS: number;
+  QUOTA_LEASE_TTL_MS: number;
   TOOL_CACHE_TTL_MS: number;
   AUTH_CACHE_TTL_MS: number;
   DRAIN_TIMEOUT_MS: number;

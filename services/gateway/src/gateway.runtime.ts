@@ -6,13 +6,14 @@ import { createRedis, replyChannel, TOOL_CHANGED_CHANNEL, type ToolChangedEvent 
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.service';
 import type { GatewayConfig } from './gateway.config';
 import { InvocationService } from './invocations/invocation.service';
+import { LeasingQuotaStore } from './invocations/leasing-quota-store.service';
 import { PubSubReplyWaiter } from './invocations/pubsub-reply-waiter.service';
 import type { ReplyWaiter } from './invocations/reply-waiter';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { createProducerConnection } from './redis/producer-connection';
 import { BullmqInvocationQueue } from './redis/bullmq-invocation-queue.adapter';
 import { QueueEventsReplyWaiter } from './redis/queue-events-reply-waiter.adapter';
-import { RedisQuotaStore } from './redis/redis-quota-store.adapter';
+import { RedisQuotaLeases } from './redis/redis-quota-leases.adapter';
 import { RedisSubscriber } from './redis/redis-subscriber.adapter';
 import { RegistryHttpClient } from './registry/registry-http.client';
 import type { RegistryClient } from './registry/registry.client';
@@ -45,6 +46,7 @@ export class GatewayRuntime {
   private readonly producer: Redis;
   private readonly subscriber: RedisSubscriber;
   private readonly queue: BullmqInvocationQueue;
+  private readonly quota: LeasingQuotaStore;
   private readonly replies: ReplyWaiter & { close(): void | Promise<void> };
   private readonly redisCheck: RedisReadinessCheck;
   private readonly extraConnections: Redis[] = [];
@@ -60,17 +62,29 @@ export class GatewayRuntime {
     this.producer = createProducerConnection(config.REDIS_URL, `gateway-producer-${this.gatewayId}`);
     this.subscriber = new RedisSubscriber(config.REDIS_URL, `gateway-subscriber-${this.gatewayId}`);
     this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS);
-    const quota = new RedisQuotaStore(
+    const limits = {
+      ratePerSec: config.RATE_LIMIT_PER_SEC,
+      burst: config.RATE_LIMIT_BURST,
+      maxConcurrent: config.MAX_CONCURRENT_PER_TENANT,
+    };
+    const leases = new RedisQuotaLeases(
       this.producer,
       config.QUEUE_PREFIX,
-      {
-        ratePerSec: config.RATE_LIMIT_PER_SEC,
-        burst: config.RATE_LIMIT_BURST,
-        maxConcurrent: config.MAX_CONCURRENT_PER_TENANT,
-        slotTtlMs: config.CONCURRENCY_SLOT_TTL_MS,
-      },
+      this.gatewayId,
+      { ...limits, leaseTtlMs: config.QUOTA_LEASE_TTL_MS },
       config.ENQUEUE_TIMEOUT_MS,
     );
+    const quota = new LeasingQuotaStore(
+      leases,
+      {
+        ...limits,
+        slotTtlMs: config.CONCURRENCY_SLOT_TTL_MS,
+        holdMs: config.QUOTA_LEASE_HOLD_MS,
+        renewMs: Math.floor(config.QUOTA_LEASE_TTL_MS / 5),
+      },
+      (kind) => this.metrics.quotaLease(kind),
+    );
+    this.quota = quota;
 
     let resync: () => Promise<void> = () => Promise.resolve();
     if (config.REPLY_MODE === 'queue-events') {
@@ -125,6 +139,8 @@ export class GatewayRuntime {
 
   async close(): Promise<void> {
     await this.replies.close();
+    // Gives unused tokens and free slots back while the producer connection is still open.
+    await this.quota.close();
     await this.queue.close();
     await this.subscriber.close();
     await this.redisCheck.close();

@@ -32,6 +32,8 @@ describe('gateway per-tenant quota over HTTP', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const metrics = await call(harness.url, 'GET', '/metrics');
     expect(metrics.body).toMatch(/toolhost_gateway_rate_limited_total\{reason="rate"\} [1-9]/);
+    // The quota is leased from Redis in blocks; a lease a request had to wait for is counted as `acquire`.
+    expect(metrics.body).toMatch(/toolhost_gateway_quota_leases_total\{kind="acquire"\} [1-9]/);
   });
 
   it('answers 429 while the tenant is at its concurrency quota, and admits again once the run ends', async () => {

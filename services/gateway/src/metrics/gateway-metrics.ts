@@ -1,4 +1,5 @@
 import type { MetricsService } from '@toolhost/observability';
+import type { QuotaLeaseKind } from '../invocations/leasing-quota-store.service';
 
 /**
  * The gateway's metrics, named `toolhost_gateway_*`. Labels stay bounded: outcomes, contract codes, routes.
@@ -9,6 +10,7 @@ export class GatewayMetrics {
   private readonly waiters;
   private readonly rateLimited;
   private readonly cache;
+  private readonly quotaLeases;
 
   constructor(metrics: MetricsService) {
     this.invocations = metrics.counter(
@@ -32,6 +34,11 @@ export class GatewayMetrics {
       'In-process cache lookups by cache (tool, auth) and result (hit, miss)',
       ['cache', 'result'] as const,
     );
+    this.quotaLeases = metrics.counter(
+      'toolhost_gateway_quota_leases_total',
+      'Quota lease round trips to Redis by kind (acquire: a request waited; prefetch, renew, return: background)',
+      ['kind'] as const,
+    );
   }
 
   invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected', code = ''): void {
@@ -48,6 +55,10 @@ export class GatewayMetrics {
 
   limited(reason: 'rate' | 'concurrency'): void {
     this.rateLimited.labels(reason).inc();
+  }
+
+  quotaLease(kind: QuotaLeaseKind): void {
+    this.quotaLeases.labels(kind).inc();
   }
 
   cacheLookup(cache: 'tool' | 'auth' | 'validator', hit: boolean): void {
