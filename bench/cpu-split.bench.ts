@@ -5,6 +5,7 @@
  */
 import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import { Stack } from '../test/e2e/stack';
 
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
   const stack = await new Stack({
     env: { LOG_LEVEL: 'warn' },
     gatewayEnv: { RATE_LIMIT_PER_SEC: '0', MAX_CONCURRENT_PER_TENANT: '0' },
+    // The worker's default executor count (the test stacks pin 2).
+    workerEnv: { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) },
   }).start();
   try {
     const { key } = await stack.tenant('cpu');

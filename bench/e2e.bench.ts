@@ -4,7 +4,9 @@
  * a fresh isolated-vm Context and compile per call, no caches), plus a bare BullMQ add→finished round trip.
  * Prints ratios: absolute numbers on a shared 2-core machine are noise, ratios within one run are not.
  */
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
@@ -82,14 +84,28 @@ async function measureStack(label: string, stack: Stack): Promise<{ many: Measur
   return { many, one };
 }
 
-/** The floor: one producer adds a job, one BullMQ worker completes it, the producer learns through QueueEvents. */
-async function bareBullmq(): Promise<Measure> {
+const bareConnection = { url: REDIS_URL, maxRetriesPerRequest: null };
+const echoWorker = (name: string): Worker =>
+  new Worker(name, (job) => Promise.resolve(job.data), { connection: bareConnection, concurrency: 1 });
+
+/**
+ * The floor: one producer adds a job, one BullMQ worker completes it, the producer learns through QueueEvents.
+ * `same-process` (the target's baseline) keeps all three in this process; `worker-process` runs the worker in a
+ * child process, as any deployment of a queue does, to show what the process hop alone costs.
+ */
+async function bareBullmq(where: 'same-process' | 'worker-process'): Promise<Measure> {
   const name = `bench-bare-${randomUUID()}`;
-  const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
+  const connection = bareConnection;
   const queue = new Queue(name, { connection });
   const events = new QueueEvents(name, { connection });
-  const worker = new Worker(name, (job) => Promise.resolve(job.data), { connection, concurrency: 1 });
-  await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker.waitUntilReady()]);
+  let worker: Worker | undefined;
+  let child: ReturnType<typeof fork> | undefined;
+  if (where === 'same-process') worker = echoWorker(name);
+  else {
+    child = fork(__filename, ['bare-worker', name], { execArgv: [] });
+    await new Promise((resolve) => child?.once('message', resolve));
+  }
+  await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker?.waitUntilReady()]);
   const times: number[] = [];
   const started = performance.now();
   for (let i = 0; i < BARE_ROUNDS; i += 1) {
@@ -99,7 +115,8 @@ async function bareBullmq(): Promise<Measure> {
     times.push(performance.now() - t0);
   }
   const seconds = (performance.now() - started) / 1000;
-  await worker.close();
+  await worker?.close();
+  child?.kill();
   await events.close();
   await queue.obliterate({ force: true });
   await queue.close();
@@ -113,9 +130,12 @@ async function main(): Promise<void> {
   const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
   console.log(`e2e bench: ${DURATION_S}s per measurement, autocannon, slug generator tool\n`);
 
-  const bare = await bareBullmq();
+  const bare = await bareBullmq('same-process');
+  const bareApart = await bareBullmq('worker-process');
 
-  const real = await new Stack({ env: { LOG_LEVEL: 'warn' }, gatewayEnv: HIGH_LIMITS }).start();
+  // The worker's default executor count (the test stacks pin 2 to exercise several consumers).
+  const workerEnv = { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) };
+  const real = await new Stack({ env: { LOG_LEVEL: 'warn' }, gatewayEnv: HIGH_LIMITS, workerEnv }).start();
   let toolhost: { many: Measure; one: Measure };
   try {
     toolhost = await measureStack('toolhost', real);
@@ -126,7 +146,7 @@ async function main(): Promise<void> {
   const naiveStack = await new Stack({
     env: { LOG_LEVEL: 'warn', TOOL_CACHE: 'off' },
     gatewayEnv: { ...HIGH_LIMITS, REPLY_MODE: 'queue-events' },
-    workerEnv: { SANDBOX_MODE: 'fresh-context' },
+    workerEnv: { ...workerEnv, SANDBOX_MODE: 'fresh-context' },
   }).start();
   let naive: { many: Measure; one: Measure };
   try {
@@ -144,18 +164,27 @@ async function main(): Promise<void> {
   console.log(row('toolhost, 1 client', toolhost.one));
   console.log(row('naive build, 1 client', naive.one));
   console.log(row('bare BullMQ add→finished, 1 client', bare));
+  console.log(row('bare BullMQ, worker in another process, 1 client', bareApart));
   const throughputRatio = toolhost.many.rps / naive.many.rps;
   const latencyRatio = toolhost.one.p50 / bare.p50;
   console.log('');
   console.log(`64-client throughput, toolhost / naive: ${fmt(throughputRatio)}× (target ≥ 2.5×)`);
   console.log(`1-client p50, toolhost / bare BullMQ round trip: ${fmt(latencyRatio)}× (target ≤ 1.5×)`);
+  console.log(
+    `1-client p50, toolhost / bare BullMQ with the worker in another process: ${fmt(toolhost.one.p50 / bareApart.p50)}×`,
+  );
   console.log(`1-client p50, naive / toolhost: ${fmt(naive.one.p50 / toolhost.one.p50)}×`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+if (process.argv[2] === 'bare-worker') {
+  const worker = echoWorker(process.argv[3]);
+  void worker.waitUntilReady().then(() => process.send?.('ready'));
+} else {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

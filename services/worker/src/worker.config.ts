@@ -23,7 +23,7 @@ export const workerEnvSchema = {
       type: 'integer',
       minimum: 1,
       description:
-        'executor processes; each consumes the queue and hosts the isolates of its runs (default: the number of CPUs)',
+        'executor processes; each consumes the queue and hosts the isolates of its runs (default: CPUs - 1, at least 1)',
     },
     SANDBOX_MAX_RUNS_PER_PROCESS: {
       type: 'integer',
