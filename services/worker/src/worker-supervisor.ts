@@ -11,9 +11,6 @@ import { ReplyPublisher } from './invocation/reply-publisher';
 import { OutcomePublisher } from './outcomes/outcome-publisher';
 import type { WorkerConfig } from './worker.config';
 
-/** Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy. */
-const HEARTBEAT_GRACE_MS = 5_000;
-
 /**
  * The worker process: supervises the executor processes that do the work (each consumes the queue and hosts
  * isolates, see executor.main.ts), ends the runs of one that dies, and reports their metrics as its own.
@@ -45,8 +42,9 @@ export class WorkerSupervisor {
         // WORKER_CONCURRENCY is the whole worker's; each executor takes its share.
         env: { [EXECUTOR_CONCURRENCY_ENV]: String(Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / size))) },
         maxOldSpaceMb: 512,
-        heartbeatTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + HEARTBEAT_GRACE_MS,
-        drainTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + HEARTBEAT_GRACE_MS,
+        // Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy.
+        heartbeatTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS,
+        drainTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS,
       },
       {
         onCrash: async (workerId, reason) => {

@@ -49,6 +49,13 @@ export const workerEnvSchema = {
       minimum: 100,
       description: 'wall clock for a whole invocation tree, ctx.tools calls included',
     },
+    EXECUTOR_STUCK_GRACE_MS: {
+      type: 'integer',
+      default: 5_000,
+      minimum: 500,
+      description:
+        'an executor silent (no heartbeat) for INVOCATION_WALL_CLOCK_MS plus this is stuck: it is killed and its runs end SANDBOX_CRASH',
+    },
     TOOL_CALL_BUDGET: {
       type: 'integer',
       default: DEFAULT_LIMITS.toolCallBudget,
@@ -87,6 +94,7 @@ export interface WorkerConfig extends CommonConfig {
   SANDBOX_MAX_RSS_MB: number;
   SANDBOX_MODE: 'compartment' | 'fresh-context';
   INVOCATION_WALL_CLOCK_MS: number;
+  EXECUTOR_STUCK_GRACE_MS: number;
   TOOL_CALL_BUDGET: number;
   BUILTIN_TOOLS_URL?: string;
   BUILTIN_TOOLS_TIMEOUT_MS: number;

@@ -1,0 +1,80 @@
+/**
+ * A dead or stuck executor (the worker's processes that consume the queue and host isolates) ends its runs
+ * SANDBOX_CRASH at once: the caller is answered, the job record says so, the failure is counted; then it is replaced.
+ */
+import { Stack } from './stack';
+import { busyTool, executorPids, gauge, slugTool, workerMetrics, type Answer } from './executor-support';
+
+describe('worker executor crashes (e2e)', () => {
+  let stack: Stack;
+  let key: string;
+
+  beforeAll(async () => {
+    // One executor, so the run in flight is known to be on it; a short wall clock and grace find a stuck one fast.
+    stack = await new Stack({
+      workerEnv: { SANDBOX_PROCESSES: '1', INVOCATION_WALL_CLOCK_MS: '3000', EXECUTOR_STUCK_GRACE_MS: '1000' },
+    }).start();
+    ({ key } = await stack.tenant('executors'));
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
+    );
+  }, 120_000);
+
+  afterAll(() => stack?.stop(), 60_000);
+
+  async function startBusyRun(): Promise<{
+    answer: Promise<{ status: number; body: Answer }>;
+    toolId: string;
+    pid: number;
+  }> {
+    const tool = await stack.createTool(key, busyTool);
+    const answer = stack.invoke<Answer>(key, { tool: tool.toolName, input: {}, timeoutMs: 30_000 });
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
+    );
+    const [pid] = executorPids(stack);
+    return { answer, toolId: tool.id, pid };
+  }
+
+  it('answers SANDBOX_CRASH when the executor dies mid-run, counts it, and serves the next call', async () => {
+    const { answer, toolId, pid } = await startBusyRun();
+    process.kill(pid, 'SIGKILL');
+
+    const crashed = await answer;
+    expect(crashed.status).toBe(200);
+    expect(crashed.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    // The job record says the same, for pollers.
+    const polled = await stack.gateway('GET', `/v1/invocations/${crashed.body.id}`, key);
+    expect(polled.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    const record = await Stack.until(
+      () => stack.registry('GET', `/v1/tools/${toolId}`, key),
+      (r) => r.body.failureCount === 1,
+    );
+    expect(record.body.usageCount).toBe(1);
+    expect(record.body.lastError).toMatch(/SANDBOX_CRASH|sandbox process died/);
+
+    const slug = await stack.createTool(key, slugTool);
+    const next = await stack.invoke(key, { tool: slug.toolName, input: { title: 'After The Crash' } });
+    expect(next.body).toMatchObject({ status: 'succeeded', result: 'after-the-crash' });
+    const after = await workerMetrics(stack);
+    expect(gauge(after, 'toolhost_worker_executor_crashes')).toBe(1);
+    expect(executorPids(stack)).not.toContain(pid);
+  }, 60_000);
+
+  it('kills an executor that stops answering and ends its run SANDBOX_CRASH', async () => {
+    const { answer, pid } = await startBusyRun();
+    // A stopped process sends no heartbeat: the supervisor must treat it as stuck (wall clock + grace).
+    process.kill(pid, 'SIGSTOP');
+
+    const crashed = await answer;
+    expect(crashed.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    expect(crashed.body.error.message).toMatch(/SIGKILL/);
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
+    );
+    expect(executorPids(stack)).not.toContain(pid);
+  }, 60_000);
+});

@@ -1,0 +1,51 @@
+/** Shared by the executor e2e specs: the worker's executor pids, its metrics, and two tools. */
+import { execFileSync } from 'node:child_process';
+import type { Stack } from './stack';
+
+/** The worker's executor pids (its child processes). */
+export function executorPids(stack: Stack): number[] {
+  const worker = stack.service('worker').process.pid;
+  let out = '';
+  try {
+    out = execFileSync('ps', ['-o', 'pid=', '--ppid', String(worker)], { encoding: 'utf8' });
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+  return out
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter((pid) => pid > 0);
+}
+
+export const workerMetrics = async (stack: Stack): Promise<string> =>
+  (await fetch(`${stack.workerUrl}/metrics`)).text();
+
+/** The value of one series in Prometheus text, NaN when absent. */
+export const gauge = (text: string, series: string): number => {
+  const escaped = series.replace(/[{}"=]/g, (c) => `\\${c}`);
+  const match = new RegExp(`^${escaped} (\\S+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : NaN;
+};
+
+export interface Answer {
+  id: string;
+  status: string;
+  result?: unknown;
+  error: { code: string; message: string };
+}
+
+/** Busy for 15 s of wall clock (Date.now() advances inside the sandbox): long enough to be caught in flight. */
+export const busyTool = {
+  title: 'busy',
+  description: 'busy for a while',
+  inputSchema: { type: 'object' },
+  timeoutMs: 20_000,
+  code: 'const end = Date.now() + 15000; let n = 0; while (Date.now() < end) n++; return "done";',
+};
+
+export const slugTool = {
+  title: 'slug',
+  description: 'slug',
+  inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+  code: 'export function handle(input) { return input.title.toLowerCase().replace(/[^a-z0-9]+/g, "-"); }',
+};
