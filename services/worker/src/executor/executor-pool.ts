@@ -37,6 +37,8 @@ class Executor {
   /** Asked to drain, or recycling itself: it is not replaced when it exits. */
   leaving = false;
   lastSeen = Date.now();
+  /** Set by its first message: until then it is starting (loading modules), which a loaded machine makes slow. */
+  heard = false;
   rssBytes = 0;
   inFlight = 0;
   exited = false;
@@ -53,6 +55,8 @@ class Executor {
 
 const METRICS_TIMEOUT_MS = 1_000;
 const WATCHDOG_EVERY_MS = 1_000;
+/** How long an executor may take to send its first message; the heartbeat timeout applies after that. */
+const STARTUP_TIMEOUT_MS = 60_000;
 
 /**
  * The worker's executor processes. Each one consumes the invocations queue itself and hosts the isolates, so an
@@ -162,6 +166,7 @@ export class ExecutorPool {
   private onMessage(executor: Executor, message: ExecutorMessage | undefined): void {
     if (message === undefined) return;
     executor.lastSeen = Date.now();
+    executor.heard = true;
     switch (message.type) {
       case 'consuming':
         executor.workerId = message.workerId;
@@ -218,7 +223,8 @@ export class ExecutorPool {
   private checkHeartbeats(): void {
     const now = Date.now();
     for (const executor of this.executors) {
-      if (executor.exited || now - executor.lastSeen <= this.options.heartbeatTimeoutMs) continue;
+      const timeout = executor.heard ? this.options.heartbeatTimeoutMs : STARTUP_TIMEOUT_MS;
+      if (executor.exited || now - executor.lastSeen <= timeout) continue;
       this.events.onLog('error', `executor ${String(executor.process.pid)} stopped answering; killing it`);
       executor.process.kill('SIGKILL');
     }

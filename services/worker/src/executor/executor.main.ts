@@ -21,6 +21,9 @@ function main(): void {
     if (process.connected) send(message, undefined, undefined, () => undefined);
   };
 
+  // Alive as soon as the modules are loaded: the supervisor's stuck-executor clock starts from this.
+  post({ type: 'heartbeat', rssBytes: process.memoryUsage.rss(), inFlight: 0, runs: 0 });
+
   const config = loadWorkerConfig();
   const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
   // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.

@@ -1,0 +1,114 @@
+/**
+ * ExecutorPool with real forked processes (a fake executor that speaks the protocol and does no work): crashes are
+ * reported with the dead executor's worker id and replaced, a silent executor is killed, a slow start is not taken
+ * for a hang, a retiring executor is replaced before it leaves, and a drain waits for every executor.
+ */
+import { join } from 'node:path';
+import { projectRoot } from '../../../../scripts/project-root';
+import { ExecutorPool, type ExecutorPoolOptions } from './executor-pool';
+
+const fakeExecutor = join(projectRoot(__dirname), 'services', 'worker', 'test', 'fake-executor.js');
+
+function pool(
+  env: Record<string, string>,
+  overrides: Partial<ExecutorPoolOptions> = {},
+): { pool: ExecutorPool; crashes: { workerId: string; reason: string }[] } {
+  const crashes: { workerId: string; reason: string }[] = [];
+  const executors = new ExecutorPool(
+    {
+      size: 1,
+      modulePath: fakeExecutor,
+      env,
+      maxOldSpaceMb: 64,
+      heartbeatTimeoutMs: 1_000,
+      drainTimeoutMs: 2_000,
+      ...overrides,
+    },
+    {
+      onCrash: (workerId, reason) => {
+        crashes.push({ workerId, reason });
+        return Promise.resolve();
+      },
+      onLog: () => undefined,
+    },
+  );
+  return { pool: executors, crashes };
+}
+
+async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The pool's executor processes, read through its stats and a metrics round trip. */
+const pids = (executors: ExecutorPool): number[] =>
+  [...(executors as unknown as { executors: Set<{ process: { pid: number } }> }).executors].map((e) => e.process.pid);
+
+describe('ExecutorPool', () => {
+  const pools: ExecutorPool[] = [];
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((p) => p.stop()));
+  });
+
+  it('reports a dead executor with its worker id and replaces it', async () => {
+    const { pool: executors, crashes } = pool({});
+    pools.push(executors);
+    executors.start();
+    await until(() => executors.isConsuming);
+    const [first] = pids(executors);
+    process.kill(first, 'SIGKILL');
+    await until(() => crashes.length === 1);
+    expect(crashes[0]).toEqual({ workerId: `fake-${first}`, reason: 'killed by SIGKILL' });
+    await until(() => executors.stats().consuming === 1 && !pids(executors).includes(first));
+    expect(executors.stats()).toMatchObject({ crashes: 1, restarts: 1 });
+  }, 30_000);
+
+  it('kills an executor that stops sending heartbeats', async () => {
+    const { pool: executors, crashes } = pool({ FAKE_SILENT: '1' });
+    pools.push(executors);
+    executors.start();
+    await until(() => executors.isConsuming);
+    const [first] = pids(executors);
+    await until(() => crashes.length >= 1);
+    expect(crashes[0].workerId).toBe(`fake-${first}`);
+    expect(crashes[0].reason).toBe('killed by SIGKILL');
+  }, 30_000);
+
+  it('does not take a slow start for a hang', async () => {
+    // Silent for three heartbeat timeouts while it "loads", then healthy.
+    const { pool: executors, crashes } = pool({ FAKE_START_DELAY_MS: '3000' });
+    pools.push(executors);
+    executors.start();
+    await until(() => executors.isConsuming);
+    expect(crashes).toEqual([]);
+    expect(executors.stats()).toMatchObject({ crashes: 0, restarts: 0 });
+  }, 30_000);
+
+  it('starts the replacement of a retiring executor before it leaves, and counts no crash', async () => {
+    const { pool: executors, crashes } = pool({ FAKE_RETIRE_AFTER_MS: '300' });
+    pools.push(executors);
+    executors.start();
+    await until(() => executors.isConsuming);
+    const [first] = pids(executors);
+    await until(() => executors.stats().restarts >= 1);
+    await until(() => !pids(executors).includes(first));
+    expect(crashes).toEqual([]);
+    expect(executors.stats().crashes).toBe(0);
+  }, 30_000);
+
+  it('collects every executor’s metrics, and drains them all on stop', async () => {
+    const { pool: executors } = pool({}, { size: 2 });
+    executors.start();
+    await until(() => executors.stats().consuming === 2);
+    const snapshots = await executors.collectMetrics();
+    expect(snapshots).toHaveLength(2);
+    expect(snapshots[0]).toEqual([expect.objectContaining({ name: 'fake_total' })]);
+    const running = pids(executors);
+    await executors.stop();
+    for (const pid of running) expect(() => process.kill(pid, 0)).toThrow();
+    expect(executors.stats()).toMatchObject({ executors: 0, crashes: 0 });
+  }, 30_000);
+});

@@ -1,0 +1,34 @@
+// A stand-in for executor.main.js in ExecutorPool's tests: speaks the executor protocol, does no work.
+// FAKE_START_DELAY_MS: busy-wait before the first message (a slow start); FAKE_SILENT=1: no heartbeats after
+// 'consuming' (stuck); FAKE_RETIRE_AFTER_MS: say 'retiring' then exit 0 after this long.
+'use strict';
+const send = (message) => process.connected && process.send(message, undefined, undefined, () => undefined);
+const startDelay = Number(process.env.FAKE_START_DELAY_MS || 0);
+const until = Date.now() + startDelay;
+while (Date.now() < until) {
+  // blocking on purpose: module loading on a loaded machine looks like this to the supervisor
+}
+send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 });
+send({ type: 'consuming', workerId: `fake-${process.pid}` });
+if (process.env.FAKE_SILENT !== '1') {
+  setInterval(() => send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 }), 100);
+}
+if (process.env.FAKE_RETIRE_AFTER_MS) {
+  setTimeout(() => {
+    send({ type: 'retiring', reason: 'test' });
+    setTimeout(() => process.exit(0), 100);
+  }, Number(process.env.FAKE_RETIRE_AFTER_MS));
+}
+process.on('message', (message) => {
+  if (message && message.type === 'drain') setTimeout(() => process.exit(0), 50);
+  if (message && message.type === 'metrics') {
+    send({
+      type: 'metrics',
+      requestId: message.requestId,
+      metrics: [
+        { name: 'fake_total', help: 'h', type: 'counter', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
+      ],
+    });
+  }
+});
+setInterval(() => undefined, 1 << 30);
