@@ -81,21 +81,27 @@ export class Stack {
     this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     this.workerUrl = `http://127.0.0.1:${workerPort}`;
     env.REGISTRY_URL = this.registryUrl;
-    await this.launch('registry', { ...env, REGISTRY_PORT: String(registryPort), REGISTRY_HOST: '127.0.0.1' });
-    await Promise.all([
-      this.launch('gateway', {
-        ...env,
-        GATEWAY_PORT: String(gatewayPort),
-        GATEWAY_HOST: '127.0.0.1',
-        ...this.options.gatewayEnv,
-      }),
-      this.launch('worker', {
-        ...env,
-        WORKER_PORT: String(workerPort),
-        WORKER_HOST: '127.0.0.1',
-        ...this.options.workerEnv,
-      }),
-    ]);
+    try {
+      await this.launch('registry', { ...env, REGISTRY_PORT: String(registryPort), REGISTRY_HOST: '127.0.0.1' });
+      await Promise.all([
+        this.launch('gateway', {
+          ...env,
+          GATEWAY_PORT: String(gatewayPort),
+          GATEWAY_HOST: '127.0.0.1',
+          ...this.options.gatewayEnv,
+        }),
+        this.launch('worker', {
+          ...env,
+          WORKER_PORT: String(workerPort),
+          WORKER_HOST: '127.0.0.1',
+          ...this.options.workerEnv,
+        }),
+      ]);
+    } catch (error) {
+      // A service that failed to start must not leave the others running (callers never get a Stack to stop).
+      await this.stop();
+      throw error;
+    }
     return this;
   }
 
