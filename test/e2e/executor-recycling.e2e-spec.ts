@@ -29,6 +29,11 @@ describe('worker executor recycling (e2e)', () => {
       (t) => gauge(t, 'toolhost_worker_executor_restarts') >= 1,
     );
     expect(gauge(text, 'toolhost_worker_executor_crashes')).toBe(0);
+    // The worker's counters keep what replaced executors counted: no drop for Prometheus to read as a reset.
+    await Stack.until(
+      () => workerMetrics(stack),
+      (t) => gauge(t, 'toolhost_worker_invocations_total{status="succeeded",code="OK"}') === 12,
+    );
     expect(executorPids(stack)).not.toEqual(first);
     const record = await Stack.until(
       () => stack.registry('GET', `/v1/tools/${tool.id}`, key),

@@ -10,8 +10,16 @@ while (Date.now() < until) {
 }
 send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 });
 send({ type: 'consuming', workerId: `fake-${process.pid}` });
+// One run counted, one in flight: a counter the worker must keep after this process is gone, a gauge it must not.
+const snapshot = () => [
+  { name: 'fake_total', help: 'h', type: 'counter', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
+  { name: 'fake_in_flight', help: 'h', type: 'gauge', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
+];
 if (process.env.FAKE_SILENT !== '1') {
-  setInterval(() => send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 }), 100);
+  setInterval(() => {
+    send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 });
+    send({ type: 'metrics', requestId: 0, metrics: snapshot() });
+  }, 100);
 }
 if (process.env.FAKE_RETIRE_AFTER_MS) {
   setTimeout(() => {
@@ -22,13 +30,7 @@ if (process.env.FAKE_RETIRE_AFTER_MS) {
 process.on('message', (message) => {
   if (message && message.type === 'drain') setTimeout(() => process.exit(0), 50);
   if (message && message.type === 'metrics') {
-    send({
-      type: 'metrics',
-      requestId: message.requestId,
-      metrics: [
-        { name: 'fake_total', help: 'h', type: 'counter', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
-      ],
-    });
+    send({ type: 'metrics', requestId: message.requestId, metrics: snapshot() });
   }
 });
 setInterval(() => undefined, 1 << 30);

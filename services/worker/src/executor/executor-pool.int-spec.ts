@@ -4,6 +4,7 @@
  * for a hang, a retiring executor is replaced before it leaves, and a drain waits for every executor.
  */
 import { join } from 'node:path';
+import { AggregatorRegistry } from 'prom-client';
 import { projectRoot } from '../../../../scripts/project-root';
 import { ExecutorPool, type ExecutorPoolOptions } from './executor-pool';
 
@@ -99,13 +100,34 @@ describe('ExecutorPool', () => {
     expect(executors.stats().crashes).toBe(0);
   }, 30_000);
 
+  it('keeps the counters of an executor that is gone, not its gauges', async () => {
+    const { pool: executors, crashes } = pool({});
+    pools.push(executors);
+    executors.start();
+    await until(() => executors.isConsuming);
+    const [first] = pids(executors);
+    // Its metrics arrive with its heartbeats: wait until the pool holds some before killing it.
+    await until(() => (executors as unknown as { executors: Set<{ lastMetrics?: unknown }> }).executors.size > 0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.kill(first, 'SIGKILL');
+    await until(() => crashes.length === 1 && executors.isConsuming);
+    const merged = await AggregatorRegistry.aggregate(await executors.collectMetrics()).metrics();
+    // One counted by the dead executor, one by its replacement; in flight only the replacement's one.
+    expect(merged).toMatch(/^fake_total 2$/m);
+    expect(merged).toMatch(/^fake_in_flight 1$/m);
+  }, 30_000);
+
   it('collects every executor’s metrics, and drains them all on stop', async () => {
     const { pool: executors } = pool({}, { size: 2 });
+    pools.push(executors);
     executors.start();
     await until(() => executors.stats().consuming === 2);
     const snapshots = await executors.collectMetrics();
     expect(snapshots).toHaveLength(2);
-    expect(snapshots[0]).toEqual([expect.objectContaining({ name: 'fake_total' })]);
+    expect(snapshots[0]).toEqual([
+      expect.objectContaining({ name: 'fake_total' }),
+      expect.objectContaining({ name: 'fake_in_flight' }),
+    ]);
     const running = pids(executors);
     await executors.stop();
     for (const pid of running) expect(() => process.kill(pid, 0)).toThrow();

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
 
@@ -41,6 +42,8 @@ class Executor {
   heard = false;
   rssBytes = 0;
   inFlight = 0;
+  /** Its latest metrics (sent every heartbeat, and once more as it leaves). */
+  lastMetrics: MetricsSnapshot | undefined;
   exited = false;
   readonly exit: Promise<void>;
 
@@ -74,6 +77,11 @@ export class ExecutorPool {
   /** Consecutive executors that died before they consumed: slows a crash loop down (bad config, broken build). */
   private earlyDeaths = 0;
   private readonly watchdog: NodeJS.Timeout;
+  /**
+   * Counters and histograms of executors that are gone. Without them the worker's counters would drop at every
+   * replacement, and Prometheus would read each drop as a reset (a spike in rate()).
+   */
+  private retiredMetrics: Promise<MetricsSnapshot | undefined> = Promise.resolve(undefined);
   /** Crash recoveries under way; a drain waits for them, so no caller is left hanging by a shutdown. */
   private readonly recoveries = new Set<Promise<void>>();
 
@@ -104,7 +112,10 @@ export class ExecutorPool {
     return { executors: this.executors.size, consuming, retiring, crashes: this.crashes, restarts: this.restarts };
   }
 
-  /** Each executor's metrics; one that does not answer in time (a long synchronous run) is left out of this scrape. */
+  /**
+   * Each executor's metrics, plus what executors that are gone counted. One that does not answer in time (a long
+   * synchronous run) is represented by its last heartbeat's metrics.
+   */
   async collectMetrics(): Promise<MetricsSnapshot[]> {
     const asks = [...this.executors]
       .filter((executor) => executor.consuming && !executor.exited)
@@ -115,7 +126,7 @@ export class ExecutorPool {
             this.nextRequest += 1;
             const timer = setTimeout(() => {
               this.metricRequests.delete(requestId);
-              resolve(undefined);
+              resolve(executor.lastMetrics);
             }, METRICS_TIMEOUT_MS);
             this.metricRequests.set(requestId, (snapshot) => {
               clearTimeout(timer);
@@ -124,7 +135,8 @@ export class ExecutorPool {
             executor.send({ type: 'metrics', requestId });
           }),
       );
-    return (await Promise.all(asks)).filter((snapshot): snapshot is MetricsSnapshot => snapshot !== undefined);
+    const [retired, ...live] = await Promise.all([this.retiredMetrics, ...asks]);
+    return [retired, ...live].filter((snapshot): snapshot is MetricsSnapshot => snapshot !== undefined);
   }
 
   /** Drain: every executor stops taking jobs and finishes its runs; those still running at the deadline are killed. */
@@ -178,6 +190,7 @@ export class ExecutorPool {
         executor.inFlight = message.inFlight;
         return;
       case 'metrics':
+        executor.lastMetrics = message.metrics;
         this.metricRequests.get(message.requestId)?.(message.metrics);
         this.metricRequests.delete(message.requestId);
         return;
@@ -196,6 +209,7 @@ export class ExecutorPool {
   private async onExit(executor: Executor, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     executor.exited = true;
     this.executors.delete(executor);
+    this.keepCounts(executor.lastMetrics);
     const clean = code === 0 && executor.leaving;
     if (!clean) {
       const reason = signal ? `killed by ${signal}` : `exited with code ${String(code)}`;
@@ -218,6 +232,18 @@ export class ExecutorPool {
       if (!this.closing) this.spawn();
     }, delay);
     timer.unref();
+  }
+
+  /** Folds a departed executor's counters and histograms into the retired totals (its gauges described it alone). */
+  private keepCounts(snapshot: MetricsSnapshot | undefined): void {
+    if (snapshot === undefined) return;
+    // At run time `type` is the text name; prom-client's typings call it a numeric enum.
+    const counts = snapshot.filter((metric) => ['counter', 'histogram'].includes(String(metric.type)));
+    if (counts.length === 0) return;
+    this.retiredMetrics = this.retiredMetrics.then(async (retired) => {
+      const merged = AggregatorRegistry.aggregate(retired === undefined ? [counts] : [retired, counts]);
+      return (await merged.getMetricsAsJSON());
+    });
   }
 
   private checkHeartbeats(): void {

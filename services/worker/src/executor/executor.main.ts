@@ -16,9 +16,10 @@ const HEARTBEAT_MS = 1_000;
 function main(): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('the executor must be started by the worker (fork with an IPC channel)');
-  const post = (message: ExecutorMessage): void => {
+  const post = (message: ExecutorMessage, sent: () => void = () => undefined): void => {
     // The callback takes a failed write (the supervisor is gone: EPIPE); 'disconnect' then ends this process.
-    if (process.connected) send(message, undefined, undefined, () => undefined);
+    if (process.connected) send(message, undefined, undefined, () => sent());
+    else sent();
   };
 
   // Alive as soon as the modules are loaded: the supervisor's stuck-executor clock starts from this.
@@ -44,6 +45,9 @@ function main(): void {
       await started.catch(() => undefined);
       // Stops taking jobs, finishes the ones in flight, flushes their outcomes.
       await runtime.stop();
+      // The final counts, so the worker's counters keep what this process counted after it is gone.
+      const snapshot = await metrics.registry.getMetricsAsJSON();
+      await new Promise<void>((resolve) => post({ type: 'metrics', requestId: 0, metrics: snapshot }, resolve));
     })().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -65,6 +69,10 @@ function main(): void {
     const stats = sandbox.stats();
     const rssBytes = process.memoryUsage.rss();
     post({ type: 'heartbeat', rssBytes, inFlight: stats.inFlight, runs: stats.runs });
+    // Unasked (request 0): what the supervisor keeps of this process's counters should it die without a word.
+    void metrics.registry
+      .getMetricsAsJSON()
+      .then((snapshot) => post({ type: 'metrics', requestId: 0, metrics: snapshot }));
     if (stopping !== undefined) return;
     // Recycled before the run count or RSS makes it a liability; the supervisor starts the replacement first.
     const reason =
