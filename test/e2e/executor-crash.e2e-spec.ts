@@ -10,9 +10,15 @@ describe('worker executor crashes (e2e)', () => {
   let key: string;
 
   beforeAll(async () => {
-    // One executor, so the run in flight is known to be on it; a short wall clock and grace find a stuck one fast.
+    // One executor and no standby, so the run in flight is known to be on the worker's only child; a short wall
+    // clock and grace find a stuck one fast. (Promotion of the standby is covered by executor-pool.int-spec.)
     stack = await new Stack({
-      workerEnv: { SANDBOX_PROCESSES: '1', INVOCATION_WALL_CLOCK_MS: '3000', EXECUTOR_STUCK_GRACE_MS: '1000' },
+      workerEnv: {
+        SANDBOX_PROCESSES: '1',
+        EXECUTOR_STANDBY: 'off',
+        INVOCATION_WALL_CLOCK_MS: '3000',
+        EXECUTOR_STUCK_GRACE_MS: '1000',
+      },
     }).start();
     ({ key } = await stack.tenant('executors'));
     await Stack.until(

@@ -38,6 +38,7 @@ export class WorkerSupervisor {
     this.pool = new ExecutorPool(
       {
         size,
+        standby: config.EXECUTOR_STANDBY === 'on',
         modulePath: join(__dirname, 'executor', 'executor.main.js'),
         // WORKER_CONCURRENCY is the whole worker's; each executor takes its share.
         env: { [EXECUTOR_CONCURRENCY_ENV]: String(Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / size))) },
@@ -59,8 +60,9 @@ export class WorkerSupervisor {
     metrics.gauge('toolhost_worker_executors', 'Executor processes by state', ['state'], (gauge) => {
       const stats = this.pool.stats();
       gauge.set({ state: 'consuming' }, stats.consuming);
-      gauge.set({ state: 'starting' }, stats.executors - stats.consuming - stats.retiring);
+      gauge.set({ state: 'starting' }, stats.executors - stats.consuming - stats.retiring - stats.standby);
       gauge.set({ state: 'retiring' }, stats.retiring);
+      gauge.set({ state: 'standby' }, stats.standby);
     });
     metrics.gauge('toolhost_worker_executor_crashes', 'Executor processes that died since start', [], (gauge) =>
       gauge.set(this.pool.stats().crashes),

@@ -49,6 +49,13 @@ export const workerEnvSchema = {
       minimum: 100,
       description: 'wall clock for a whole invocation tree, ctx.tools calls included',
     },
+    EXECUTOR_STANDBY: {
+      type: 'string',
+      enum: ['on', 'off'],
+      default: 'on',
+      description:
+        'keep one executor loaded and idle, so one that dies or retires is replaced at once (a process start takes seconds)',
+    },
     EXECUTOR_STUCK_GRACE_MS: {
       type: 'integer',
       default: 5_000,
@@ -95,6 +102,7 @@ export interface WorkerConfig extends CommonConfig {
   SANDBOX_MODE: 'compartment' | 'fresh-context';
   INVOCATION_WALL_CLOCK_MS: number;
   EXECUTOR_STUCK_GRACE_MS: number;
+  EXECUTOR_STANDBY: 'on' | 'off';
   TOOL_CALL_BUDGET: number;
   BUILTIN_TOOLS_URL?: string;
   BUILTIN_TOOLS_TIMEOUT_MS: number;

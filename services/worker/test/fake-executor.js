@@ -9,7 +9,9 @@ while (Date.now() < until) {
   // blocking on purpose: module loading on a loaded machine looks like this to the supervisor
 }
 send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 });
-send({ type: 'consuming', workerId: `fake-${process.pid}` });
+// A standby consumes once told to.
+const consuming = () => send({ type: 'consuming', workerId: `fake-${process.pid}` });
+if (process.env.TOOLHOST_EXECUTOR_STANDBY !== '1') consuming();
 // One run counted, one in flight: a counter the worker must keep after this process is gone, a gauge it must not.
 const snapshot = () => [
   { name: 'fake_total', help: 'h', type: 'counter', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
@@ -29,6 +31,7 @@ if (process.env.FAKE_RETIRE_AFTER_MS) {
 }
 process.on('message', (message) => {
   if (message && message.type === 'drain') setTimeout(() => process.exit(0), 50);
+  if (message && message.type === 'consume') consuming();
   if (message && message.type === 'metrics') {
     send({ type: 'metrics', requestId: message.requestId, metrics: snapshot() });
   }

@@ -1,2 +1,5 @@
 /** Set by the supervisor in each executor's environment: its share of WORKER_CONCURRENCY. */
 export const EXECUTOR_CONCURRENCY_ENV = 'TOOLHOST_EXECUTOR_CONCURRENCY';
+
+/** Set to '1' for a standby executor: loaded and warm, it consumes only once the supervisor says 'consume'. */
+export const EXECUTOR_STANDBY_ENV = 'TOOLHOST_EXECUTOR_STANDBY';

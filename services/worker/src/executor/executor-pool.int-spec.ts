@@ -18,6 +18,7 @@ function pool(
   const executors = new ExecutorPool(
     {
       size: 1,
+      standby: false,
       modulePath: fakeExecutor,
       env,
       maxOldSpaceMb: 64,
@@ -44,9 +45,16 @@ async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void
   }
 }
 
-/** The pool's executor processes, read through its stats and a metrics round trip. */
-const pids = (executors: ExecutorPool): number[] =>
-  [...(executors as unknown as { executors: Set<{ process: { pid: number } }> }).executors].map((e) => e.process.pid);
+/** The standby's pid (test-only look inside the pool). */
+const standbyPid = (executors: ExecutorPool): number | undefined =>
+  (executors as unknown as { standby?: { process: { pid: number } } }).standby?.process.pid;
+
+/** The pool's executors (test-only look inside the pool). */
+const inside = (executors: ExecutorPool): { process: { pid: number }; lastMetrics?: unknown }[] => [
+  ...(executors as unknown as { executors: Set<{ process: { pid: number }; lastMetrics?: unknown }> }).executors,
+];
+
+const pids = (executors: ExecutorPool): number[] => inside(executors).map((e) => e.process.pid);
 
 describe('ExecutorPool', () => {
   const pools: ExecutorPool[] = [];
@@ -98,6 +106,27 @@ describe('ExecutorPool', () => {
     await until(() => !pids(executors).includes(first));
     expect(crashes).toEqual([]);
     expect(executors.stats().crashes).toBe(0);
+  }, 30_000);
+
+  it('promotes the standby when an executor dies, and loads a new standby', async () => {
+    const { pool: executors, crashes } = pool({}, { standby: true });
+    pools.push(executors);
+    executors.start();
+    await until(() => executors.stats().consuming === 1 && executors.stats().standby === 1);
+    const before = pids(executors);
+    const [consuming] = before.filter((pid) => pid !== standbyPid(executors));
+    const standby = standbyPid(executors);
+    // Its counts have reached the pool (they come with heartbeats), so they outlive it.
+    await until(() => inside(executors).some((e) => e.process.pid === consuming && e.lastMetrics !== undefined));
+    process.kill(consuming, 'SIGKILL');
+    await until(() => crashes.length === 1);
+    // The old standby consumes now, and another process stands by.
+    await until(() => executors.stats().consuming === 1 && executors.stats().standby === 1);
+    expect(pids(executors)).toContain(standby);
+    expect(standbyPid(executors)).not.toBe(standby);
+    expect(pids(executors)).not.toContain(consuming);
+    // Only consuming executors are asked for metrics; the standby counted nothing.
+    expect(await executors.collectMetrics()).toHaveLength(2); // retired totals + the promoted one
   }, 30_000);
 
   it('keeps the counters of an executor that is gone, not its gauges', async () => {

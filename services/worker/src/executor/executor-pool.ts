@@ -1,11 +1,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
+import { EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
 
 export interface ExecutorPoolOptions {
   /** Executor processes kept running. */
   size: number;
+  /** Keep one more executor loaded and idle, to replace one that dies or retires at once. */
+  standby: boolean;
   /** The executor entry point (executor.main.js). */
   modulePath: string;
   /** Extra environment for each executor (it inherits the worker's). */
@@ -28,12 +31,15 @@ export interface ExecutorPoolStats {
   executors: number;
   consuming: number;
   retiring: number;
+  standby: number;
   crashes: number;
   restarts: number;
 }
 
 class Executor {
   workerId: string | undefined;
+  /** Loaded and idle until promoted; a standby has no runs, so its death needs no recovery. */
+  standby: boolean;
   consuming = false;
   /** Asked to drain, or recycling itself: it is not replaced when it exits. */
   leaving = false;
@@ -47,7 +53,11 @@ class Executor {
   exited = false;
   readonly exit: Promise<void>;
 
-  constructor(readonly process: ChildProcess) {
+  constructor(
+    readonly process: ChildProcess,
+    standby: boolean,
+  ) {
+    this.standby = standby;
     this.exit = new Promise((resolve) => process.once('exit', () => resolve()));
   }
 
@@ -69,6 +79,7 @@ const STARTUP_TIMEOUT_MS = 60_000;
  */
 export class ExecutorPool {
   private readonly executors = new Set<Executor>();
+  private standby: Executor | undefined;
   private readonly metricRequests = new Map<number, (snapshot: MetricsSnapshot) => void>();
   private nextRequest = 1;
   private closing = false;
@@ -94,7 +105,8 @@ export class ExecutorPool {
   }
 
   start(): void {
-    for (let i = 0; i < this.options.size; i += 1) this.spawn();
+    for (let i = 0; i < this.options.size; i += 1) this.spawn(false);
+    if (this.options.standby) this.spawn(true);
   }
 
   get isConsuming(): boolean {
@@ -105,11 +117,21 @@ export class ExecutorPool {
   stats(): ExecutorPoolStats {
     let consuming = 0;
     let retiring = 0;
+    let standby = 0;
     for (const executor of this.executors) {
       if (executor.leaving) retiring += 1;
+      // A standby still loading is starting, like any executor that has not said a word yet.
+      else if (executor.standby && executor.heard) standby += 1;
       else if (executor.consuming) consuming += 1;
     }
-    return { executors: this.executors.size, consuming, retiring, crashes: this.crashes, restarts: this.restarts };
+    return {
+      executors: this.executors.size,
+      consuming,
+      retiring,
+      standby,
+      crashes: this.crashes,
+      restarts: this.restarts,
+    };
   }
 
   /**
@@ -159,15 +181,16 @@ export class ExecutorPool {
     await Promise.all([...this.recoveries]);
   }
 
-  private spawn(): void {
+  private spawn(standby: boolean): void {
     const child = fork(this.options.modulePath, [], {
       // Every process that loads isolated-vm needs --no-node-snapshot.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.options.maxOldSpaceMb}`],
-      env: { ...process.env, ...this.options.env },
+      env: { ...process.env, ...this.options.env, ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const executor = new Executor(child);
+    const executor = new Executor(child, standby);
     this.executors.add(executor);
+    if (standby) this.standby = executor;
     child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
     child.on('error', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -198,10 +221,7 @@ export class ExecutorPool {
         if (executor.leaving) return;
         executor.leaving = true;
         // The replacement starts now, so capacity does not dip while the old one finishes its runs.
-        if (!this.closing) {
-          this.restarts += 1;
-          this.spawn();
-        }
+        if (!this.closing) this.replace(0);
         return;
     }
   }
@@ -210,6 +230,24 @@ export class ExecutorPool {
     executor.exited = true;
     this.executors.delete(executor);
     this.keepCounts(executor.lastMetrics);
+    if (executor === this.standby) {
+      // It had no runs: nothing to recover, and it is only replaced, after a pause (it may die again the same way).
+      this.standby = undefined;
+      if (!this.closing) {
+        this.events.onLog('warn', `standby executor ${String(executor.process.pid)} exited`);
+        const timer = setTimeout(() => {
+          if (!this.closing && this.standby === undefined) this.spawn(true);
+        }, 1_000);
+        timer.unref();
+      }
+      return;
+    }
+    // Replaced first (a standby is promoted at once), recovered after: the queue is served while runs are ended.
+    const replaceAfter = !this.closing && !executor.leaving;
+    if (replaceAfter) {
+      if (!executor.consuming) this.earlyDeaths += 1;
+      this.replace(this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths));
+    }
     const clean = code === 0 && executor.leaving;
     if (!clean) {
       const reason = signal ? `killed by ${signal}` : `exited with code ${String(code)}`;
@@ -224,13 +262,22 @@ export class ExecutorPool {
         this.recoveries.delete(recovery);
       }
     }
-    if (this.closing || executor.leaving) return;
+  }
+
+  /** A new consuming executor: the standby when one is loaded (then a new standby), else a fresh process. */
+  private replace(delayMs: number): void {
     this.restarts += 1;
-    if (!executor.consuming) this.earlyDeaths += 1;
-    const delay = this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths);
+    const standby = this.standby;
+    if (standby !== undefined && standby.heard && !standby.exited && delayMs === 0) {
+      this.standby = undefined;
+      standby.standby = false;
+      standby.send({ type: 'consume' });
+      this.spawn(true);
+      return;
+    }
     const timer = setTimeout(() => {
-      if (!this.closing) this.spawn();
-    }, delay);
+      if (!this.closing) this.spawn(false);
+    }, delayMs);
     timer.unref();
   }
 
@@ -242,7 +289,7 @@ export class ExecutorPool {
     if (counts.length === 0) return;
     this.retiredMetrics = this.retiredMetrics.then(async (retired) => {
       const merged = AggregatorRegistry.aggregate(retired === undefined ? [counts] : [retired, counts]);
-      return (await merged.getMetricsAsJSON());
+      return await merged.getMetricsAsJSON();
     });
   }
 

@@ -4,7 +4,11 @@ import type { MetricsSnapshot } from '@toolhost/observability';
  * IPC between the worker's supervisor and its executor processes. Nothing here is on an invocation's path:
  * executors take jobs from Redis themselves, and these messages only carry lifecycle, health and metrics.
  */
-export type SupervisorMessage = { type: 'drain' } | { type: 'metrics'; requestId: number };
+export type SupervisorMessage =
+  | { type: 'drain' }
+  | { type: 'metrics'; requestId: number }
+  /** To a standby executor: start consuming (it replaces one that is gone). */
+  | { type: 'consume' };
 
 export type ExecutorMessage =
   /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
@@ -43,6 +47,7 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
 export function parseSupervisorMessage(value: unknown): SupervisorMessage | undefined {
   if (!isObject(value)) return undefined;
   if (value.type === 'drain') return { type: 'drain' };
+  if (value.type === 'consume') return { type: 'consume' };
   if (value.type === 'metrics' && Number.isInteger(value.requestId)) {
     return { type: 'metrics', requestId: value.requestId as number };
   }

@@ -8,7 +8,7 @@ import { MetricsService } from '@toolhost/observability';
 import { createExecutorSandbox } from '../sandbox/sandbox.factory';
 import { WorkerRuntime } from '../worker-runtime';
 import { loadWorkerConfig } from '../worker.config';
-import { EXECUTOR_CONCURRENCY_ENV } from './executor-env';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
 
 const HEARTBEAT_MS = 1_000;
@@ -37,11 +37,22 @@ function main(): void {
     metrics,
   );
 
+  // A standby has done the slow part (loading modules, building the runtime and a spare isolate) and waits to be
+  // told to consume: replacing a dead executor then takes a message, not a process start.
+  let consume = (): void => undefined;
+  const promoted =
+    process.env[EXECUTOR_STANDBY_ENV] === '1'
+      ? new Promise<void>((resolve) => {
+          consume = resolve;
+        })
+      : Promise.resolve();
+
   const abort = new AbortController();
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       abort.abort();
+      consume();
       await started.catch(() => undefined);
       // Stops taking jobs, finishes the ones in flight, flushes their outcomes.
       await runtime.stop();
@@ -58,12 +69,14 @@ function main(): void {
     return stopping;
   };
 
-  const started = runtime.start(abort.signal).then(() => {
-    if (abort.signal.aborted) return;
-    post({ type: 'consuming', workerId: runtime.workerId });
-    // After the first jobs can arrive: they queue behind the ~45 ms lockdown once, instead of every new tenant.
-    setImmediate(() => sandbox.warm(DEFAULT_LIMITS.memoryMb));
-  });
+  const started = promoted
+    .then(() => runtime.start(abort.signal))
+    .then(() => {
+      if (abort.signal.aborted) return;
+      post({ type: 'consuming', workerId: runtime.workerId });
+    });
+  // Off the first jobs' path: they would queue behind the ~45 ms lockdown once (a standby is warm before it is needed).
+  setImmediate(() => sandbox.warm(DEFAULT_LIMITS.memoryMb));
 
   const heartbeat = setInterval(() => {
     const stats = sandbox.stats();
@@ -91,6 +104,7 @@ function main(): void {
   process.on('message', (raw: unknown) => {
     const message = parseSupervisorMessage(raw);
     if (message?.type === 'drain') void stop();
+    if (message?.type === 'consume') consume();
     if (message?.type === 'metrics') {
       void metrics.registry
         .getMetricsAsJSON()
