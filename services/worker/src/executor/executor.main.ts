@@ -69,12 +69,13 @@ function main(): void {
     return stopping;
   };
 
-  const started = promoted
-    .then(() => runtime.start(abort.signal))
-    .then(() => {
-      if (abort.signal.aborted) return;
-      post({ type: 'consuming', workerId: runtime.workerId });
-    });
+  // A standby gets ready (Redis, registry, tool-change subscription) before it is promoted; then it only consumes.
+  const started = runtime.prepare(abort.signal).then(async (ready) => {
+    await promoted;
+    if (!ready || abort.signal.aborted) return;
+    runtime.consume();
+    post({ type: 'consuming', workerId: runtime.workerId });
+  });
   // Off the first jobs' path: they would queue behind the ~45 ms lockdown once (a standby is warm before it is needed).
   setImmediate(() => sandbox.warm(DEFAULT_LIMITS.memoryMb));
 
