@@ -34,7 +34,7 @@ describe('worker executor crashes (e2e)', () => {
     toolId: string;
     pid: number;
   }> {
-    const tool = await stack.createTool(key, busyTool);
+    const tool = await stack.createTool(key, busyTool(15_000));
     const answer = stack.invoke<Answer>(key, { tool: tool.toolName, input: {}, timeoutMs: 30_000 });
     await Stack.until(
       () => workerMetrics(stack),

@@ -34,14 +34,17 @@ export interface Answer {
   error: { code: string; message: string };
 }
 
-/** Busy for 15 s of wall clock (Date.now() advances inside the sandbox): long enough to be caught in flight. */
-export const busyTool = {
+/**
+ * Busy for `ms` of wall clock (Date.now() advances inside the sandbox), returning "done". The worker's metrics
+ * are at most a heartbeat (1 s) old, so a run meant to be caught in flight needs a few seconds.
+ */
+export const busyTool = (ms: number): Record<string, unknown> => ({
   title: 'busy',
   description: 'busy for a while',
   inputSchema: { type: 'object' },
-  timeoutMs: 20_000,
-  code: 'const end = Date.now() + 15000; let n = 0; while (Date.now() < end) n++; return "done";',
-};
+  timeoutMs: ms + 5_000,
+  code: `const end = Date.now() + ${ms}; let n = 0; while (Date.now() < end) n++; return "done";`,
+});
 
 export const slugTool = {
   title: 'slug',

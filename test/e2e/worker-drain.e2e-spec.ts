@@ -2,6 +2,7 @@
  * Graceful drain of a worker: on SIGTERM it stops taking jobs, finishes the run in flight (the caller gets its
  * answer), flushes the outcome, and exits 0.
  */
+import { busyTool, gauge, workerMetrics } from './executor-support';
 import { Stack } from './stack';
 
 describe('worker drain (e2e)', () => {
@@ -16,22 +17,16 @@ describe('worker drain (e2e)', () => {
   afterAll(() => stack?.stop(), 60_000);
 
   it('finishes the run in flight, counts it, and exits 0', async () => {
-    const tool = await stack.createTool(key, {
-      title: 'slow',
-      description: 'busy for a while',
-      inputSchema: { type: 'object' },
-      timeoutMs: 10_000,
-      // Busy for 1.5 s of wall clock; Date.now() advances inside the sandbox.
-      code: 'const end = Date.now() + 1500; let n = 0; while (Date.now() < end) n++; return "done";',
-    });
+    // Long enough that SIGTERM, sent once the (heartbeat-fresh) metrics show the run, lands while it runs.
+    const tool = await stack.createTool(key, busyTool(4_000));
     const worker = stack.service('worker').process;
     const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
 
     const answer = stack.invoke(key, { tool: tool.toolName, input: {} });
     // SIGTERM once the run is under way: the worker's metrics show it in flight.
     await Stack.until(
-      async () => (await fetch(`${stack.workerUrl}/metrics`)).text(),
-      (metrics) => /toolhost_worker_sandbox_in_flight 1\b/.test(metrics),
+      () => workerMetrics(stack),
+      (metrics) => gauge(metrics, 'toolhost_worker_sandbox_in_flight') === 1,
     );
     worker.kill('SIGTERM');
 

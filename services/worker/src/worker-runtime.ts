@@ -75,14 +75,10 @@ export class WorkerRuntime {
     );
   }
 
-  /** Starts consuming once Redis and the registry answer (a worker that cannot fetch code must not take jobs). */
-  async start(signal: AbortSignal): Promise<void> {
-    if (await this.prepare(signal)) this.consume();
-  }
-
   /**
-   * Waits for Redis and the registry and subscribes to tool changes; true when ready (false: aborted). A standby
-   * executor does this before it is needed, so that promoting it only has to `consume()`.
+   * Waits for Redis and the registry (a worker that cannot fetch code must not take jobs) and subscribes to tool
+   * changes; true when ready, false when aborted. A standby executor does this before it is needed, so that
+   * promoting it only has to `consume()`.
    */
   async prepare(signal: AbortSignal): Promise<boolean> {
     for (let delay = 100; !signal.aborted; delay = Math.min(delay * 2, 2_000)) {

@@ -64,6 +64,12 @@ export class WorkerSupervisor {
       gauge.set({ state: 'retiring' }, stats.retiring);
       gauge.set({ state: 'standby' }, stats.standby);
     });
+    metrics.gauge(
+      'toolhost_worker_executors_resident_memory_bytes',
+      'Resident memory of all executor processes, as of their last heartbeats',
+      [],
+      (gauge) => gauge.set(this.pool.stats().rssBytes),
+    );
     metrics.gauge('toolhost_worker_executor_crashes', 'Executor processes that died since start', [], (gauge) =>
       gauge.set(this.pool.stats().crashes),
     );

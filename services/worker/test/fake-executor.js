@@ -8,7 +8,7 @@ const until = Date.now() + startDelay;
 while (Date.now() < until) {
   // blocking on purpose: module loading on a loaded machine looks like this to the supervisor
 }
-send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 });
+send({ type: 'heartbeat', rssBytes: 1, metrics: [] });
 // A standby consumes once told to.
 const consuming = () => send({ type: 'consuming', workerId: `fake-${process.pid}` });
 if (process.env.TOOLHOST_EXECUTOR_STANDBY !== '1') consuming();
@@ -19,8 +19,7 @@ const snapshot = () => [
 ];
 if (process.env.FAKE_SILENT !== '1') {
   setInterval(() => {
-    send({ type: 'heartbeat', rssBytes: 1, inFlight: 0, runs: 0 });
-    send({ type: 'metrics', requestId: 0, metrics: snapshot() });
+    send({ type: 'heartbeat', rssBytes: 1, metrics: snapshot() });
   }, 100);
 }
 if (process.env.FAKE_RETIRE_AFTER_MS) {
@@ -32,8 +31,5 @@ if (process.env.FAKE_RETIRE_AFTER_MS) {
 process.on('message', (message) => {
   if (message && message.type === 'drain') setTimeout(() => process.exit(0), 50);
   if (message && message.type === 'consume') consuming();
-  if (message && message.type === 'metrics') {
-    send({ type: 'metrics', requestId: message.requestId, metrics: snapshot() });
-  }
 });
 setInterval(() => undefined, 1 << 30);

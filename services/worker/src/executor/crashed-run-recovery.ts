@@ -2,8 +2,7 @@ import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { ErrorCode, toolNameOf, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { sha256 } from '../invocation/invocation-runner';
-import type { OutcomeSink } from '../invocation/invocation-runner';
+import { sha256, type OutcomeSink } from '../invocation/invocation-runner';
 import type { ReplyPublisher } from '../invocation/reply-publisher';
 
 /**

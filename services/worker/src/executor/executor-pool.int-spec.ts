@@ -140,17 +140,22 @@ describe('ExecutorPool', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     process.kill(first, 'SIGKILL');
     await until(() => crashes.length === 1 && executors.isConsuming);
+    // The replacement's own counts arrive with its first heartbeat.
+    await until(() => inside(executors).every((e) => e.lastMetrics !== undefined));
     const merged = await AggregatorRegistry.aggregate(await executors.collectMetrics()).metrics();
     // One counted by the dead executor, one by its replacement; in flight only the replacement's one.
     expect(merged).toMatch(/^fake_total 2$/m);
     expect(merged).toMatch(/^fake_in_flight 1$/m);
   }, 30_000);
 
-  it('collects every executor’s metrics, and drains them all on stop', async () => {
+  it('collects every executor’s metrics from its heartbeats, and drains them all on stop', async () => {
     const { pool: executors } = pool({}, { size: 2 });
     pools.push(executors);
     executors.start();
     await until(() => executors.stats().consuming === 2);
+    // Metrics come with the heartbeats after 'consuming'; both executors' within a bounded wait.
+    await until(() => inside(executors).every((e) => e.lastMetrics !== undefined));
+    expect(executors.stats().rssBytes).toBe(2); // the fake reports 1 byte each
     const snapshots = await executors.collectMetrics();
     expect(snapshots).toHaveLength(2);
     expect(snapshots[0]).toEqual([

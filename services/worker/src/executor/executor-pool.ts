@@ -29,6 +29,8 @@ export interface ExecutorPoolEvents {
 
 export interface ExecutorPoolStats {
   executors: number;
+  /** Summed over the executors, as of their last heartbeats (they report no process metrics of their own). */
+  rssBytes: number;
   consuming: number;
   retiring: number;
   standby: number;
@@ -47,8 +49,7 @@ class Executor {
   /** Set by its first message: until then it is starting (loading modules), which a loaded machine makes slow. */
   heard = false;
   rssBytes = 0;
-  inFlight = 0;
-  /** Its latest metrics (sent every heartbeat, and once more as it leaves). */
+  /** Its latest metrics (sent with every heartbeat, and once more as it leaves). */
   lastMetrics: MetricsSnapshot | undefined;
   exited = false;
   readonly exit: Promise<void>;
@@ -66,7 +67,6 @@ class Executor {
   }
 }
 
-const METRICS_TIMEOUT_MS = 1_000;
 const WATCHDOG_EVERY_MS = 1_000;
 /** How long an executor may take to send its first message; the heartbeat timeout applies after that. */
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -80,8 +80,6 @@ const STARTUP_TIMEOUT_MS = 60_000;
 export class ExecutorPool {
   private readonly executors = new Set<Executor>();
   private standby: Executor | undefined;
-  private readonly metricRequests = new Map<number, (snapshot: MetricsSnapshot) => void>();
-  private nextRequest = 1;
   private closing = false;
   private crashes = 0;
   private restarts = 0;
@@ -124,8 +122,11 @@ export class ExecutorPool {
       else if (executor.standby && executor.heard) standby += 1;
       else if (executor.consuming) consuming += 1;
     }
+    let rssBytes = 0;
+    for (const executor of this.executors) rssBytes += executor.rssBytes;
     return {
       executors: this.executors.size,
+      rssBytes,
       consuming,
       retiring,
       standby,
@@ -135,30 +136,16 @@ export class ExecutorPool {
   }
 
   /**
-   * Each executor's metrics, plus what executors that are gone counted. One that does not answer in time (a long
-   * synchronous run) is represented by its last heartbeat's metrics.
+   * What each consuming executor reported with its last heartbeat (at most a second old), plus the counters and
+   * histograms of executors that are gone.
    */
   async collectMetrics(): Promise<MetricsSnapshot[]> {
-    const asks = [...this.executors]
+    const live = [...this.executors]
       .filter((executor) => executor.consuming && !executor.exited)
-      .map(
-        (executor) =>
-          new Promise<MetricsSnapshot | undefined>((resolve) => {
-            const requestId = this.nextRequest;
-            this.nextRequest += 1;
-            const timer = setTimeout(() => {
-              this.metricRequests.delete(requestId);
-              resolve(executor.lastMetrics);
-            }, METRICS_TIMEOUT_MS);
-            this.metricRequests.set(requestId, (snapshot) => {
-              clearTimeout(timer);
-              resolve(snapshot);
-            });
-            executor.send({ type: 'metrics', requestId });
-          }),
-      );
-    const [retired, ...live] = await Promise.all([this.retiredMetrics, ...asks]);
-    return [retired, ...live].filter((snapshot): snapshot is MetricsSnapshot => snapshot !== undefined);
+      .map((executor) => executor.lastMetrics);
+    return [await this.retiredMetrics, ...live].filter(
+      (snapshot): snapshot is MetricsSnapshot => snapshot !== undefined,
+    );
   }
 
   /** Drain: every executor stops taking jobs and finishes its runs; those still running at the deadline are killed. */
@@ -210,12 +197,8 @@ export class ExecutorPool {
         return;
       case 'heartbeat':
         executor.rssBytes = message.rssBytes;
-        executor.inFlight = message.inFlight;
-        return;
-      case 'metrics':
-        executor.lastMetrics = message.metrics;
-        this.metricRequests.get(message.requestId)?.(message.metrics);
-        this.metricRequests.delete(message.requestId);
+        // The first heartbeat comes before the executor has anything to count.
+        if (message.metrics.length > 0) executor.lastMetrics = message.metrics;
         return;
       case 'retiring':
         if (executor.leaving) return;

@@ -6,15 +6,17 @@ import type { MetricsSnapshot } from '@toolhost/observability';
  */
 export type SupervisorMessage =
   | { type: 'drain' }
-  | { type: 'metrics'; requestId: number }
   /** To a standby executor: start consuming (it replaces one that is gone). */
   | { type: 'consume' };
 
 export type ExecutorMessage =
   /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
   | { type: 'consuming'; workerId: string }
-  | { type: 'heartbeat'; rssBytes: number; inFlight: number; runs: number }
-  | { type: 'metrics'; requestId: number; metrics: MetricsSnapshot }
+  /**
+   * Every second, and once more as it leaves: it is alive, and what it has counted so far. A scrape of the worker
+   * reads these (at most a second old), and they are what the worker keeps of an executor that dies unannounced.
+   */
+  | { type: 'heartbeat'; rssBytes: number; metrics: MetricsSnapshot }
   /** It stopped taking jobs to be replaced (run count or RSS); it exits 0 once its runs are done. */
   | { type: 'retiring'; reason: string };
 
@@ -30,12 +32,8 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
         ? { type: 'consuming', workerId: value.workerId }
         : undefined;
     case 'heartbeat':
-      return isCount(value.rssBytes) && isCount(value.inFlight) && isCount(value.runs)
-        ? { type: 'heartbeat', rssBytes: value.rssBytes, inFlight: value.inFlight, runs: value.runs }
-        : undefined;
-    case 'metrics':
-      return Number.isInteger(value.requestId) && Array.isArray(value.metrics)
-        ? { type: 'metrics', requestId: value.requestId as number, metrics: value.metrics as MetricsSnapshot }
+      return isCount(value.rssBytes) && Array.isArray(value.metrics)
+        ? { type: 'heartbeat', rssBytes: value.rssBytes, metrics: value.metrics as MetricsSnapshot }
         : undefined;
     case 'retiring':
       return { type: 'retiring', reason: typeof value.reason === 'string' ? value.reason : 'unknown' };
@@ -48,8 +46,5 @@ export function parseSupervisorMessage(value: unknown): SupervisorMessage | unde
   if (!isObject(value)) return undefined;
   if (value.type === 'drain') return { type: 'drain' };
   if (value.type === 'consume') return { type: 'consume' };
-  if (value.type === 'metrics' && Number.isInteger(value.requestId)) {
-    return { type: 'metrics', requestId: value.requestId as number };
-  }
   return undefined;
 }

@@ -23,7 +23,7 @@ function main(): void {
   };
 
   // Alive as soon as the modules are loaded: the supervisor's stuck-executor clock starts from this.
-  post({ type: 'heartbeat', rssBytes: process.memoryUsage.rss(), inFlight: 0, runs: 0 });
+  post({ type: 'heartbeat', rssBytes: process.memoryUsage.rss(), metrics: [] });
 
   const config = loadWorkerConfig();
   const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
@@ -58,7 +58,9 @@ function main(): void {
       await runtime.stop();
       // The final counts, so the worker's counters keep what this process counted after it is gone.
       const snapshot = await metrics.registry.getMetricsAsJSON();
-      await new Promise<void>((resolve) => post({ type: 'metrics', requestId: 0, metrics: snapshot }, resolve));
+      await new Promise<void>((resolve) =>
+        post({ type: 'heartbeat', rssBytes: process.memoryUsage.rss(), metrics: snapshot }, resolve),
+      );
     })().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -80,18 +82,16 @@ function main(): void {
   setImmediate(() => sandbox.warm(DEFAULT_LIMITS.memoryMb));
 
   const heartbeat = setInterval(() => {
-    const stats = sandbox.stats();
+    const runs = sandbox.runs();
     const rssBytes = process.memoryUsage.rss();
-    post({ type: 'heartbeat', rssBytes, inFlight: stats.inFlight, runs: stats.runs });
-    // Unasked (request 0): what the supervisor keeps of this process's counters should it die without a word.
     void metrics.registry
       .getMetricsAsJSON()
-      .then((snapshot) => post({ type: 'metrics', requestId: 0, metrics: snapshot }));
+      .then((snapshot) => post({ type: 'heartbeat', rssBytes, metrics: snapshot }));
     if (stopping !== undefined) return;
     // Recycled before the run count or RSS makes it a liability; the supervisor starts the replacement first.
     const reason =
-      stats.runs >= config.SANDBOX_MAX_RUNS_PER_PROCESS
-        ? `${stats.runs} runs`
+      runs >= config.SANDBOX_MAX_RUNS_PER_PROCESS
+        ? `${runs} runs`
         : rssBytes > config.SANDBOX_MAX_RSS_MB * 1024 * 1024
           ? `RSS ${Math.round(rssBytes / 1024 / 1024)} MB`
           : undefined;
@@ -106,11 +106,6 @@ function main(): void {
     const message = parseSupervisorMessage(raw);
     if (message?.type === 'drain') void stop();
     if (message?.type === 'consume') consume();
-    if (message?.type === 'metrics') {
-      void metrics.registry
-        .getMetricsAsJSON()
-        .then((snapshot) => post({ type: 'metrics', requestId: message.requestId, metrics: snapshot }));
-    }
   });
   // The supervisor is gone: finish what is in flight and leave (an orphan must not keep consuming).
   process.on('disconnect', () => void stop());

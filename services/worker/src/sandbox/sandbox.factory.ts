@@ -7,8 +7,8 @@ import type { SandboxRunner } from './sandbox-runner';
 /** The sandbox of one executor process, with what the executor needs to decide when to be recycled. */
 export interface ExecutorSandbox {
   runner: SandboxRunner;
-  /** Runs started since the process began, and runs in flight now. */
-  stats(): { runs: number; inFlight: number };
+  /** Runs started since the process began (an executor is recycled after so many). */
+  runs(): number;
   /** Builds a spare isolate while idle, so a new tenant's first call does not wait for one. */
   warm(memoryMb: number): void;
 }
@@ -37,7 +37,7 @@ export function createExecutorSandbox(config: WorkerConfig, metrics: MetricsServ
         },
         close: () => runner.close(),
       },
-      stats: () => ({ runs, inFlight }),
+      runs: () => runs,
       warm: () => undefined,
     };
   }
@@ -58,10 +58,7 @@ export function createExecutorSandbox(config: WorkerConfig, metrics: MetricsServ
         return Promise.resolve();
       },
     },
-    stats: () => {
-      const stats = runtime.stats();
-      return { runs: stats.runs, inFlight: stats.inFlight };
-    },
+    runs: () => runtime.stats().runs,
     warm: (memoryMb) => runtime.warmSpare(memoryMb),
   };
 }
