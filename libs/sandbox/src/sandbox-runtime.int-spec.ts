@@ -480,6 +480,30 @@ describe('SandboxRuntime: warm spare isolate', () => {
     }
   }
 
+  it('runs each call in a Compartment no code ran in, prepared while idle, with its own console', async () => {
+    const runtime = new SandboxRuntime();
+    try {
+      const first = await runtime.run(
+        request('globalThis.leak = "a"; console.log("from the first run"); return typeof leak'),
+        recordingBridge(),
+      );
+      expect(expectSucceeded(first).result).toBe('string');
+      // The next run's compartment is built once the isolate is idle, after the first run's answer.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+
+      const second = await runtime.run(
+        request('console.log("from the second run"); return [typeof leak, typeof console.log]'),
+        recordingBridge(),
+      );
+      expect(expectSucceeded(second).result).toEqual(['undefined', 'function']);
+      expect(second.logs).toEqual(['from the second run']);
+      expect(first.logs).toEqual(['from the first run']);
+    } finally {
+      runtime.dispose();
+    }
+  });
+
   it("a new tenant's first run lands in the spare, and every tenant still gets an isolate of its own", async () => {
     const runtime = new SandboxRuntime({ warmSpare: true });
     try {
