@@ -10,13 +10,16 @@ import autocannon from 'autocannon';
 import { Stack } from '../test/e2e/stack';
 
 const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
+/** 64 shows the cost under load; 1 shows what a single sequential client pays per call (BENCH_CONNECTIONS=1). */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
-function cpuSeconds(pid: number): number {
+/** User and kernel CPU seconds of a process (kernel time includes the loopback TCP work of every write it makes). */
+function cpuSeconds(pid: number): { user: number; system: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return 0;
+    return { user: 0, system: 0 };
   }
 }
 
@@ -52,15 +55,24 @@ async function main(): Promise<void> {
       redis: pids(`ss -ltnpH 'sport = :${redisPort}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`),
       postgres: pids('pgrep -u postgres'),
     };
-    const snapshot = (): Record<string, number> =>
+    const snapshot = (): Record<string, { user: number; system: number }> =>
       Object.fromEntries(
-        Object.entries(groups).map(([name, list]) => [name, list.reduce((s, p) => s + cpuSeconds(p), 0)]),
+        Object.entries(groups).map(([name, list]) => [
+          name,
+          list.reduce(
+            (sum, pid) => {
+              const cpu = cpuSeconds(pid);
+              return { user: sum.user + cpu.user, system: sum.system + cpu.system };
+            },
+            { user: 0, system: 0 },
+          ),
+        ]),
       );
     const run = (seconds: number) =>
       autocannon({
         url: `${stack.gatewayUrl}/v1/invocations`,
         method: 'POST',
-        connections: 64,
+        connections: CONNECTIONS,
         duration: seconds,
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ tool: tool.toolName, input: { title: 'My Blog Post Title' } }),
@@ -70,15 +82,20 @@ async function main(): Promise<void> {
     const result = await run(SECONDS);
     const after = snapshot();
     const requests = result.requests.total;
-    console.log(`${(requests / SECONDS).toFixed(0)} req/s with 64 clients, ${result.non2xx + result.errors} errors\n`);
-    console.log('| process | CPU ms per invocation |\n|---|---|');
+    console.log(
+      `${(requests / SECONDS).toFixed(0)} req/s with ${CONNECTIONS} clients, ${result.non2xx + result.errors} errors\n`,
+    );
+    console.log('| process | CPU ms per invocation | of which kernel |\n|---|---|---|');
     let total = 0;
+    let kernel = 0;
     for (const name of Object.keys(groups)) {
-      const ms = ((after[name] - before[name]) / requests) * 1000;
-      total += ms;
-      console.log(`| ${name} | ${ms.toFixed(3)} |`);
+      const user = ((after[name].user - before[name].user) / requests) * 1000;
+      const system = ((after[name].system - before[name].system) / requests) * 1000;
+      total += user + system;
+      kernel += system;
+      console.log(`| ${name} | ${(user + system).toFixed(3)} | ${system.toFixed(3)} |`);
     }
-    console.log(`| total | ${total.toFixed(3)} |`);
+    console.log(`| total | ${total.toFixed(3)} | ${kernel.toFixed(3)} |`);
   } finally {
     await stack.stop();
   }

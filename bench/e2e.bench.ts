@@ -1,7 +1,8 @@
 /**
  * `npm run bench:e2e`: HTTP → gateway → BullMQ → worker → reply, measured with autocannon against the real stack
  * and, in the same run, against a naive build of the same path (replies through QueueEvents.waitUntilFinished,
- * a fresh isolated-vm Context and compile per call, no caches), plus a bare BullMQ add→finished round trip.
+ * a fresh isolated-vm Context and compile per call, no caches), plus a bare BullMQ add→finished round trip and the
+ * skeleton of the path (same processes and hops, no work: bench/skeleton-path.ts).
  * Prints ratios: absolute numbers on a shared 2-core machine are noise, ratios within one run are not.
  */
 import { fork } from 'node:child_process';
@@ -10,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
+import { startSkeleton } from './skeleton-path';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
@@ -132,6 +134,14 @@ async function main(): Promise<void> {
 
   const bare = await bareBullmq('same-process');
   const bareApart = await bareBullmq('worker-process');
+  const skeleton = await startSkeleton();
+  let skeletonOne: Measure;
+  try {
+    await cannon(skeleton.url, '', 'skeleton', 1, WARMUP_S);
+    skeletonOne = await cannon(skeleton.url, '', 'skeleton', 1, DURATION_S);
+  } finally {
+    await skeleton.stop();
+  }
 
   // The worker's default executor count (the test stacks pin 2 to exercise several consumers).
   const workerEnv = { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) };
@@ -165,6 +175,7 @@ async function main(): Promise<void> {
   console.log(row('naive build, 1 client', naive.one));
   console.log(row('bare BullMQ add→finished, 1 client', bare));
   console.log(row('bare BullMQ, worker in another process, 1 client', bareApart));
+  console.log(row('skeleton path (HTTP → gateway → BullMQ → worker → pub/sub reply, no work), 1 client', skeletonOne));
   const throughputRatio = toolhost.many.rps / naive.many.rps;
   const latencyRatio = toolhost.one.p50 / bare.p50;
   console.log('');
@@ -173,6 +184,8 @@ async function main(): Promise<void> {
   console.log(
     `1-client p50, toolhost / bare BullMQ with the worker in another process: ${fmt(toolhost.one.p50 / bareApart.p50)}×`,
   );
+  console.log(`1-client p50, skeleton path / bare BullMQ round trip: ${fmt(skeletonOne.p50 / bare.p50)}×`);
+  console.log(`1-client p50, toolhost / skeleton path: ${fmt(toolhost.one.p50 / skeletonOne.p50)}×`);
   console.log(`1-client p50, naive / toolhost: ${fmt(naive.one.p50 / toolhost.one.p50)}×`);
 }
 

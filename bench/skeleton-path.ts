@@ -1,0 +1,94 @@
+/**
+ * The skeleton of the invocation path, for `bench:e2e`: the same processes and hops as toolhost, with none of its
+ * work. A plain `node:http` gateway parses the body, adds a BullMQ job and waits on its own pub/sub reply channel;
+ * a BullMQ worker in another process publishes the reply and completes the job. No auth, validation, quota,
+ * sandbox, outcomes or Nest. What toolhost costs above this row is its own work; what this row costs above the bare
+ * loop is the shape (HTTP, a gateway process, a worker process, a reply channel).
+ *
+ * Run as a child: `skeleton-path.js gateway <queue>` or `skeleton-path.js worker <queue>`.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Queue, Worker } from 'bullmq';
+import Redis from 'ioredis';
+import { REDIS_URL } from '../test/e2e/stack';
+
+const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
+
+interface Reply {
+  id: string;
+  result: string;
+}
+
+function worker(queueName: string): void {
+  const publisher = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const consumer = new Worker<{ input: { title: string }; replyTo: string }, Reply>(
+    queueName,
+    async (job) => {
+      const reply = { id: job.id ?? '', result: job.data.input.title.toLowerCase() };
+      await publisher.publish(job.data.replyTo, JSON.stringify(reply));
+      return reply;
+    },
+    { connection, concurrency: 64 },
+  );
+  void consumer.waitUntilReady().then(() => process.send?.('ready'));
+}
+
+function gateway(queueName: string): void {
+  const queue = new Queue(queueName, { connection });
+  const subscriber = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const replyTo = `bench-skeleton-replies:${randomUUID()}`;
+  const waiting = new Map<string, (reply: Reply) => void>();
+  subscriber.on('message', (_channel: string, message: string) => {
+    const reply = JSON.parse(message) as Reply;
+    waiting.get(reply.id)?.(reply);
+    waiting.delete(reply.id);
+  });
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const { input } = JSON.parse(Buffer.concat(chunks).toString()) as { input: { title: string } };
+      const id = randomUUID();
+      const answered = new Promise<Reply>((resolve) => waiting.set(id, resolve));
+      void queue
+        .add('x', { input, replyTo }, { jobId: id, removeOnComplete: { count: 1000 } })
+        .then(() => answered)
+        .then((reply) => {
+          const body = JSON.stringify(reply);
+          response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+          response.end(body);
+        });
+    });
+  });
+  void subscriber
+    .subscribe(replyTo)
+    .then(() => server.listen(0, '127.0.0.1', () => process.send?.((server.address() as AddressInfo).port)));
+}
+
+/** Starts the skeleton (worker, then gateway); `stop` kills both and removes the queue. */
+export async function startSkeleton(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const queueName = `bench-skeleton-${randomUUID()}`;
+  const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
+    const child = fork(__filename, [role, queueName], { execArgv: [] });
+    const message = await new Promise((resolve) => child.once('message', resolve));
+    return { child, message };
+  };
+  const consumer = await start('worker');
+  const front = await start('gateway');
+  return {
+    url: `http://127.0.0.1:${String(front.message)}`,
+    stop: async () => {
+      front.child.kill();
+      consumer.child.kill();
+      const queue = new Queue(queueName, { connection });
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+    },
+  };
+}
+
+if (process.argv[2] === 'worker') worker(process.argv[3]);
+else if (process.argv[2] === 'gateway') gateway(process.argv[3]);
