@@ -1,8 +1,8 @@
 import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { ErrorCode, toolNameOf, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { sha256, type OutcomeSink } from '../invocation/invocation-runner';
+import { failedInvocation, sha256, type OutcomeSink } from '../invocation/invocation-runner';
 import type { ReplyPublisher } from '../invocation/reply-publisher';
 
 /**
@@ -49,16 +49,7 @@ export class CrashedRunRecovery {
     const finishedAt = new Date();
     const durationMs = Math.max(0, finishedAt.getTime() - startedAt.getTime());
     const error = { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` };
-    const invocation: Invocation = {
-      id: data.invocationId,
-      tool: toolNameOf(data.toolId),
-      toolId: data.toolId,
-      version: data.version,
-      status: 'failed',
-      error,
-      durationMs,
-      logs: [],
-    };
+    const invocation = failedInvocation(data, error, durationMs);
     // The outcome first: once the job completes, nothing else would report this run.
     await this.outcomes.publish({
       v: 1,

@@ -62,12 +62,19 @@ describe('ExecutorPool', () => {
     await Promise.all(pools.splice(0).map((p) => p.stop()));
   });
 
-  it('reports a dead executor with its worker id and replaces it', async () => {
-    const { pool: executors, crashes } = pool({});
+  /** A started pool of one executor, once it consumes, and that executor's pid. */
+  async function consumingPool(
+    env: Record<string, string>,
+  ): Promise<{ executors: ExecutorPool; crashes: { workerId: string; reason: string }[]; first: number }> {
+    const { pool: executors, crashes } = pool(env);
     pools.push(executors);
     executors.start();
     await until(() => executors.isConsuming);
-    const [first] = pids(executors);
+    return { executors, crashes, first: pids(executors)[0] };
+  }
+
+  it('reports a dead executor with its worker id and replaces it', async () => {
+    const { executors, crashes, first } = await consumingPool({});
     process.kill(first, 'SIGKILL');
     await until(() => crashes.length === 1);
     expect(crashes[0]).toEqual({ workerId: `fake-${first}`, reason: 'killed by SIGKILL' });
@@ -76,11 +83,7 @@ describe('ExecutorPool', () => {
   }, 30_000);
 
   it('kills an executor that stops sending heartbeats', async () => {
-    const { pool: executors, crashes } = pool({ FAKE_SILENT: '1' });
-    pools.push(executors);
-    executors.start();
-    await until(() => executors.isConsuming);
-    const [first] = pids(executors);
+    const { crashes, first } = await consumingPool({ FAKE_SILENT: '1' });
     await until(() => crashes.length >= 1);
     expect(crashes[0].workerId).toBe(`fake-${first}`);
     expect(crashes[0].reason).toBe('killed by SIGKILL');
@@ -88,20 +91,13 @@ describe('ExecutorPool', () => {
 
   it('does not take a slow start for a hang', async () => {
     // Silent for three heartbeat timeouts while it "loads", then healthy.
-    const { pool: executors, crashes } = pool({ FAKE_START_DELAY_MS: '3000' });
-    pools.push(executors);
-    executors.start();
-    await until(() => executors.isConsuming);
+    const { executors, crashes } = await consumingPool({ FAKE_START_DELAY_MS: '3000' });
     expect(crashes).toEqual([]);
     expect(executors.stats()).toMatchObject({ crashes: 0, restarts: 0 });
   }, 30_000);
 
   it('starts the replacement of a retiring executor before it leaves, and counts no crash', async () => {
-    const { pool: executors, crashes } = pool({ FAKE_RETIRE_AFTER_MS: '300' });
-    pools.push(executors);
-    executors.start();
-    await until(() => executors.isConsuming);
-    const [first] = pids(executors);
+    const { executors, crashes, first } = await consumingPool({ FAKE_RETIRE_AFTER_MS: '300' });
     await until(() => executors.stats().restarts >= 1);
     await until(() => !pids(executors).includes(first));
     expect(crashes).toEqual([]);
@@ -130,14 +126,9 @@ describe('ExecutorPool', () => {
   }, 30_000);
 
   it('keeps the counters of an executor that is gone, not its gauges', async () => {
-    const { pool: executors, crashes } = pool({});
-    pools.push(executors);
-    executors.start();
-    await until(() => executors.isConsuming);
-    const [first] = pids(executors);
-    // Its metrics arrive with its heartbeats: wait until the pool holds some before killing it.
-    await until(() => (executors as unknown as { executors: Set<{ lastMetrics?: unknown }> }).executors.size > 0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { executors, crashes, first } = await consumingPool({});
+    // Its metrics arrive with its heartbeats: wait until the pool holds its counts before killing it.
+    await until(() => inside(executors).some((e) => e.process.pid === first && e.lastMetrics !== undefined));
     process.kill(first, 'SIGKILL');
     await until(() => crashes.length === 1 && executors.isConsuming);
     // The replacement's own counts arrive with its first heartbeat.

@@ -116,14 +116,14 @@ export class ExecutorPool {
     let consuming = 0;
     let retiring = 0;
     let standby = 0;
+    let rssBytes = 0;
     for (const executor of this.executors) {
+      rssBytes += executor.rssBytes;
       if (executor.leaving) retiring += 1;
       // A standby still loading is starting, like any executor that has not said a word yet.
       else if (executor.standby && executor.heard) standby += 1;
       else if (executor.consuming) consuming += 1;
     }
-    let rssBytes = 0;
-    for (const executor of this.executors) rssBytes += executor.rssBytes;
     return {
       executors: this.executors.size,
       rssBytes,

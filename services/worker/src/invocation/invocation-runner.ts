@@ -34,6 +34,20 @@ export interface RootResult {
 
 export const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
+/** A root invocation that ended without its code finishing (infrastructure failure, dead executor). */
+export function failedInvocation(job: InvocationJob, error: InvocationError, durationMs: number): Invocation {
+  return {
+    id: job.invocationId,
+    tool: toolNameOf(job.toolId),
+    toolId: job.toolId,
+    version: job.version,
+    status: 'failed',
+    error,
+    durationMs,
+    logs: [],
+  };
+}
+
 /**
  * Runs one invocation tree: resolves code by (tool, version), runs it in the sandbox with a bridge for
  * `ctx.tools` / `ctx.audit`, checks the output schema, and reports every run (root and nested) as an outcome.

@@ -1,8 +1,8 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
-import { ErrorCode, toolNameOf, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import type { InvocationRunner } from './invocation-runner';
+import { failedInvocation, type InvocationRunner } from './invocation-runner';
 import type { ReplyPublisher } from './reply-publisher';
 
 export interface ProcessorOptions {
@@ -74,15 +74,11 @@ export class InvocationProcessor {
     if (job.attemptsMade < attempts && !(error instanceof UnrecoverableError)) return;
     this.hooks.onInfrastructureFailure();
     if (!job.data.replyTo) return;
-    const invocation: Invocation = {
-      id: job.data.invocationId,
-      tool: toolNameOf(job.data.toolId),
-      toolId: job.data.toolId,
-      version: job.data.version,
-      status: 'failed',
-      error: { code: ErrorCode.UNAVAILABLE, message: `the invocation could not be run: ${error.message}` },
-      durationMs: 0,
-    };
+    const invocation = failedInvocation(
+      job.data,
+      { code: ErrorCode.UNAVAILABLE, message: `the invocation could not be run: ${error.message}` },
+      0,
+    );
     await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
   }
 }
