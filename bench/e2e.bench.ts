@@ -3,7 +3,11 @@
  * and, in the same run, against a naive build of the same path (replies through QueueEvents.waitUntilFinished,
  * a fresh isolated-vm Context and compile per call, no caches), plus a bare BullMQ add→finished round trip and the
  * skeleton of the path (same processes and hops, no work: bench/skeleton-path.ts).
- * Prints ratios: absolute numbers on a shared 2-core machine are noise, ratios within one run are not.
+ *
+ * Everything is started first and then measured in interleaved rounds (each round runs every measurement for a
+ * couple of seconds, in an order that alternates; the 64-client rows first, then the 1-client rows), so a machine
+ * whose speed drifts over the minutes of the run — shared VMs do — slows every row alike. Ratios are the median of the per-round ratios; a row's own numbers pool
+ * its rounds. Absolute numbers on a shared 2-core machine are noise, ratios within one round are not.
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -13,9 +17,10 @@ import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
 import { startSkeleton } from './skeleton-path';
 
-const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 2);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
-const BARE_ROUNDS = Number(process.env.BENCH_BARE_ROUNDS ?? 2_000);
+const PAUSE_MS = 1_000;
 
 const slug = {
   title: 'Slug Generator',
@@ -39,12 +44,21 @@ interface Measure {
   non2xx: number;
 }
 
+/** One round of one measurement: what `Measure` is computed from. */
+interface Sample {
+  requests: number;
+  seconds: number;
+  latencies: number[];
+  errors: number;
+  non2xx: number;
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function cannon(url: string, key: string, tool: string, connections: number, seconds: number): Promise<Measure> {
+async function cannon(url: string, key: string, tool: string, connections: number, seconds: number): Promise<Sample> {
   const latencies: number[] = [];
   let instance: autocannon.Instance | undefined;
   const finished = new Promise<autocannon.Result>((resolve, reject) => {
@@ -64,26 +78,46 @@ async function cannon(url: string, key: string, tool: string, connections: numbe
     if (statusCode === 200) latencies.push(responseTime);
   });
   const result = await finished;
-  latencies.sort((a, b) => a - b);
   return {
-    rps: result.requests.total / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
+    requests: result.requests.total,
+    seconds,
+    latencies,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };
 }
 
-async function measureStack(label: string, stack: Stack): Promise<{ many: Measure; one: Measure }> {
+function measure(samples: Sample[]): Measure {
+  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
+  const sum = (pick: (s: Sample) => number): number => samples.reduce((total, s) => total + pick(s), 0);
+  return {
+    rps: sum((s) => s.requests) / sum((s) => s.seconds),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors: sum((s) => s.errors),
+    non2xx: sum((s) => s.non2xx),
+  };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)];
+};
+
+/** A stack with the slug tool created and checked; returns what one measurement against it runs. */
+async function target(
+  label: string,
+  stack: Stack,
+): Promise<{ url: string; run: (connections: number, seconds: number) => Promise<Sample> }> {
   const { key } = await stack.tenant(label);
   const tool = await stack.createTool(key, slug);
   const check = await stack.invoke(key, { tool: tool.toolName, input: { title: 'My Blog Post Title' } });
   if (check.body?.result !== 'my-blog-post-title')
     throw new Error(`${label}: wrong answer ${JSON.stringify(check.body)}`);
-  await cannon(stack.gatewayUrl, key, tool.toolName, 64, WARMUP_S);
-  const many = await cannon(stack.gatewayUrl, key, tool.toolName, 64, DURATION_S);
-  const one = await cannon(stack.gatewayUrl, key, tool.toolName, 1, DURATION_S);
-  return { many, one };
+  return {
+    url: stack.gatewayUrl,
+    run: (connections, seconds) => cannon(stack.gatewayUrl, key, tool.toolName, connections, seconds),
+  };
 }
 
 const bareConnection = { url: REDIS_URL, maxRetriesPerRequest: null };
@@ -95,7 +129,9 @@ const echoWorker = (name: string): Worker =>
  * `same-process` (the target's baseline) keeps all three in this process; `worker-process` runs the worker in a
  * child process, as any deployment of a queue does, to show what the process hop alone costs.
  */
-async function bareBullmq(where: 'same-process' | 'worker-process'): Promise<Measure> {
+async function bareBullmq(
+  where: 'same-process' | 'worker-process',
+): Promise<{ run: (seconds: number) => Promise<Sample>; stop: () => Promise<void> }> {
   const name = `bench-bare-${randomUUID()}`;
   const connection = bareConnection;
   const queue = new Queue(name, { connection });
@@ -108,85 +144,129 @@ async function bareBullmq(where: 'same-process' | 'worker-process'): Promise<Mea
     await new Promise((resolve) => child?.once('message', resolve));
   }
   await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker?.waitUntilReady()]);
-  const times: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < BARE_ROUNDS; i += 1) {
-    const t0 = performance.now();
-    const job = await queue.add('x', { i }, { removeOnComplete: { count: 1000 } });
-    await job.waitUntilFinished(events);
-    times.push(performance.now() - t0);
-  }
-  const seconds = (performance.now() - started) / 1000;
-  await worker?.close();
-  child?.kill();
-  await events.close();
-  await queue.obliterate({ force: true });
-  await queue.close();
-  times.sort((a, b) => a - b);
-  return { rps: BARE_ROUNDS / seconds, p50: percentile(times, 50), p99: percentile(times, 99), errors: 0, non2xx: 0 };
+  let i = 0;
+  const run = async (seconds: number): Promise<Sample> => {
+    const latencies: number[] = [];
+    const started = performance.now();
+    const until = started + seconds * 1000;
+    while (performance.now() < until) {
+      const t0 = performance.now();
+      const job = await queue.add('x', { i: (i += 1) }, { removeOnComplete: { count: 1000 } });
+      await job.waitUntilFinished(events);
+      latencies.push(performance.now() - t0);
+    }
+    const elapsed = (performance.now() - started) / 1000;
+    return { requests: latencies.length, seconds: elapsed, latencies, errors: 0, non2xx: 0 };
+  };
+  const stop = async (): Promise<void> => {
+    await worker?.close();
+    child?.kill();
+    await events.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+  };
+  return { run, stop };
 }
 
 const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_CONCURRENT_PER_TENANT: '100000' };
 
+type Row = 'toolhost64' | 'naive64' | 'toolhost1' | 'naive1' | 'bare' | 'bareApart' | 'skeleton1';
+
 async function main(): Promise<void> {
   const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
-  console.log(`e2e bench: ${DURATION_S}s per measurement, autocannon, slug generator tool\n`);
-
-  const bare = await bareBullmq('same-process');
-  const bareApart = await bareBullmq('worker-process');
-  const skeleton = await startSkeleton();
-  let skeletonOne: Measure;
-  try {
-    await cannon(skeleton.url, '', 'skeleton', 1, WARMUP_S);
-    skeletonOne = await cannon(skeleton.url, '', 'skeleton', 1, DURATION_S);
-  } finally {
-    await skeleton.stop();
-  }
-
-  // The worker's default executor count (the test stacks pin 2 to exercise several consumers).
-  const workerEnv = { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) };
-  const real = await new Stack({ env: { LOG_LEVEL: 'warn' }, gatewayEnv: HIGH_LIMITS, workerEnv }).start();
-  let toolhost: { many: Measure; one: Measure };
-  try {
-    toolhost = await measureStack('toolhost', real);
-  } finally {
-    await real.stop();
-  }
-
-  const naiveStack = await new Stack({
-    env: { LOG_LEVEL: 'warn', TOOL_CACHE: 'off' },
-    gatewayEnv: { ...HIGH_LIMITS, REPLY_MODE: 'queue-events' },
-    workerEnv: { ...workerEnv, SANDBOX_MODE: 'fresh-context' },
-  }).start();
-  let naive: { many: Measure; one: Measure };
-  try {
-    naive = await measureStack('naive', naiveStack);
-  } finally {
-    await naiveStack.stop();
-  }
-
-  const row = (name: string, m: Measure): string =>
-    `| ${name} | ${fmt(m.rps, 0)} | ${fmt(m.p50)} | ${fmt(m.p99)} | ${m.errors + m.non2xx} |`;
-  console.log('| path | req/s | p50 ms | p99 ms | errors |');
-  console.log('|---|---|---|---|---|');
-  console.log(row('toolhost, 64 clients', toolhost.many));
-  console.log(row('naive build, 64 clients', naive.many));
-  console.log(row('toolhost, 1 client', toolhost.one));
-  console.log(row('naive build, 1 client', naive.one));
-  console.log(row('bare BullMQ add→finished, 1 client', bare));
-  console.log(row('bare BullMQ, worker in another process, 1 client', bareApart));
-  console.log(row('skeleton path (HTTP → gateway → BullMQ → worker → pub/sub reply, no work), 1 client', skeletonOne));
-  const throughputRatio = toolhost.many.rps / naive.many.rps;
-  const latencyRatio = toolhost.one.p50 / bare.p50;
-  console.log('');
-  console.log(`64-client throughput, toolhost / naive: ${fmt(throughputRatio)}× (target ≥ 2.5×)`);
-  console.log(`1-client p50, toolhost / bare BullMQ round trip: ${fmt(latencyRatio)}× (target ≤ 1.5×)`);
   console.log(
-    `1-client p50, toolhost / bare BullMQ with the worker in another process: ${fmt(toolhost.one.p50 / bareApart.p50)}×`,
+    `e2e bench: ${ROUNDS} interleaved rounds of ${ROUND_S}s per measurement, autocannon, slug generator tool\n`,
   );
-  console.log(`1-client p50, skeleton path / bare BullMQ round trip: ${fmt(skeletonOne.p50 / bare.p50)}×`);
-  console.log(`1-client p50, toolhost / skeleton path: ${fmt(toolhost.one.p50 / skeletonOne.p50)}×`);
-  console.log(`1-client p50, naive / toolhost: ${fmt(naive.one.p50 / toolhost.one.p50)}×`);
+
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const bare = await bareBullmq('same-process');
+    stops.push(bare.stop);
+    const bareApart = await bareBullmq('worker-process');
+    stops.push(bareApart.stop);
+    const skeleton = await startSkeleton();
+    stops.push(skeleton.stop);
+    // The worker's default executor count (the test stacks pin 2 to exercise several consumers).
+    const workerEnv = { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) };
+    const real = await new Stack({ env: { LOG_LEVEL: 'warn' }, gatewayEnv: HIGH_LIMITS, workerEnv }).start();
+    stops.push(() => real.stop());
+    const naiveStack = await new Stack({
+      env: { LOG_LEVEL: 'warn', TOOL_CACHE: 'off' },
+      gatewayEnv: { ...HIGH_LIMITS, REPLY_MODE: 'queue-events' },
+      workerEnv: { ...workerEnv, SANDBOX_MODE: 'fresh-context' },
+    }).start();
+    stops.push(() => naiveStack.stop());
+    const toolhost = await target('toolhost', real);
+    const naive = await target('naive', naiveStack);
+
+    const runs: Record<Row, (seconds: number) => Promise<Sample>> = {
+      toolhost64: (seconds) => toolhost.run(64, seconds),
+      naive64: (seconds) => naive.run(64, seconds),
+      toolhost1: (seconds) => toolhost.run(1, seconds),
+      naive1: (seconds) => naive.run(1, seconds),
+      bare: bare.run,
+      bareApart: bareApart.run,
+      skeleton1: (seconds) => cannon(skeleton.url, '', 'skeleton', 1, seconds),
+    };
+    const rows = Object.keys(runs) as Row[];
+    const samples = Object.fromEntries(rows.map((row) => [row, [] as Sample[]])) as Record<Row, Sample[]>;
+    // The loaded rows first, then the 1-client ones: what a 64-client run leaves behind (outcome batches still
+    // being written, garbage to collect) must not land in a latency measurement. A pause before each measurement
+    // lets the previous one's tail drain.
+    const phases: Row[][] = [
+      ['toolhost64', 'naive64'],
+      ['toolhost1', 'bare', 'skeleton1', 'bareApart', 'naive1'],
+    ];
+    const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+    for (const phase of phases) {
+      for (const row of phase) await runs[row](row.endsWith('64') ? WARMUP_S : 1);
+      for (let round = 0; round < ROUNDS; round += 1) {
+        for (const row of round % 2 === 0 ? phase : [...phase].reverse()) {
+          await pause(PAUSE_MS);
+          samples[row].push(await runs[row](ROUND_S));
+        }
+        process.stderr.write('.');
+      }
+      await pause(3 * PAUSE_MS);
+    }
+    process.stderr.write('\n');
+
+    const m = Object.fromEntries(rows.map((row) => [row, measure(samples[row])])) as Record<Row, Measure>;
+    /** The median over rounds of a ratio computed within each round. */
+    const paired = (a: Row, b: Row, pick: (x: Measure) => number): number[] =>
+      samples[a].map((sample, i) => pick(measure([sample])) / pick(measure([samples[b][i]])));
+    const ratio = (a: Row, b: Row, pick: (x: Measure) => number): string => {
+      const perRound = paired(a, b, pick);
+      return `${fmt(median(perRound))}× (rounds: ${perRound.map((r) => fmt(r)).join(', ')})`;
+    };
+    const p50 = (x: Measure): number => x.p50;
+    const rps = (x: Measure): number => x.rps;
+
+    const row = (name: string, x: Measure): string =>
+      `| ${name} | ${fmt(x.rps, 0)} | ${fmt(x.p50)} | ${fmt(x.p99)} | ${x.errors + x.non2xx} |`;
+    console.log('| path | req/s | p50 ms | p99 ms | errors |');
+    console.log('|---|---|---|---|---|');
+    console.log(row('toolhost, 64 clients', m.toolhost64));
+    console.log(row('naive build, 64 clients', m.naive64));
+    console.log(row('toolhost, 1 client', m.toolhost1));
+    console.log(row('naive build, 1 client', m.naive1));
+    console.log(row('bare BullMQ add→finished, 1 client', m.bare));
+    console.log(row('bare BullMQ, worker in another process, 1 client', m.bareApart));
+    console.log(
+      row('skeleton path (HTTP → gateway → BullMQ → worker → pub/sub reply, no work), 1 client', m.skeleton1),
+    );
+    console.log('');
+    console.log(`64-client throughput, toolhost / naive: ${ratio('toolhost64', 'naive64', rps)} (target ≥ 2.5×)`);
+    console.log(`1-client p50, toolhost / bare BullMQ round trip: ${ratio('toolhost1', 'bare', p50)} (target ≤ 1.5×)`);
+    console.log(
+      `1-client p50, toolhost / bare BullMQ with the worker in another process: ${ratio('toolhost1', 'bareApart', p50)}`,
+    );
+    console.log(`1-client p50, skeleton path / bare BullMQ round trip: ${ratio('skeleton1', 'bare', p50)}`);
+    console.log(`1-client p50, toolhost / skeleton path: ${ratio('toolhost1', 'skeleton1', p50)}`);
+    console.log(`1-client p50, naive / toolhost: ${ratio('naive1', 'toolhost1', p50)}`);
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  }
 }
 
 if (process.argv[2] === 'bare-worker') {
