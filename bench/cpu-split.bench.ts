@@ -13,11 +13,20 @@ const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
 /** 64 shows the cost under load; 1 shows what a single sequential client pays per call (BENCH_CONNECTIONS=1). */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 
-/** User and kernel CPU seconds of a process (kernel time includes the loopback TCP work of every write it makes). */
-function cpuSeconds(pid: number): { user: number; system: number } {
+interface Cpu {
+  user: number;
+  system: number;
+}
+
+/**
+ * User and kernel CPU seconds of a process (kernel time includes the loopback TCP work of every write it makes);
+ * `reapedChildren` instead gives what its children that have exited used (an executor retired mid-run).
+ */
+function cpuSeconds(pid: number, of: 'self' | 'reapedChildren' = 'self'): Cpu {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+    const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
+    return { user: Number(user) / 100, system: Number(system) / 100 };
   } catch {
     return { user: 0, system: 0 };
   }
@@ -47,27 +56,25 @@ async function main(): Promise<void> {
       code: "export async function handle(input) { return input.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'); }",
     });
     const redisPort = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || '6379';
-    const groups: Record<string, number[]> = {
-      gateway: [stack.service('gateway').process.pid ?? 0],
-      'worker (supervisor)': [stack.service('worker').process.pid ?? 0],
-      'worker executors': pids(`pgrep -P ${stack.service('worker').process.pid ?? 0}`),
-      registry: [stack.service('registry').process.pid ?? 0],
-      redis: pids(`ss -ltnpH 'sport = :${redisPort}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`),
-      postgres: pids('pgrep -u postgres'),
+    const supervisor = stack.service('worker').process.pid ?? 0;
+    const sum = (list: Cpu[]): Cpu =>
+      list.reduce((total, cpu) => ({ user: total.user + cpu.user, system: total.system + cpu.system }), {
+        user: 0,
+        system: 0,
+      });
+    const ofPids = (list: number[]): Cpu => sum(list.map((pid) => cpuSeconds(pid)));
+    // Read at each snapshot: executors are replaced when they retire, and a retired one's CPU moves to its parent's
+    // count of reaped children.
+    const groups: Record<string, () => Cpu> = {
+      gateway: () => ofPids([stack.service('gateway').process.pid ?? 0]),
+      'worker (supervisor)': () => ofPids([supervisor]),
+      'worker executors': () => sum([ofPids(pids(`pgrep -P ${supervisor}`)), cpuSeconds(supervisor, 'reapedChildren')]),
+      registry: () => ofPids([stack.service('registry').process.pid ?? 0]),
+      redis: () => ofPids(pids(`ss -ltnpH 'sport = :${redisPort}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`)),
+      postgres: () => ofPids(pids('pgrep -u postgres')),
     };
-    const snapshot = (): Record<string, { user: number; system: number }> =>
-      Object.fromEntries(
-        Object.entries(groups).map(([name, list]) => [
-          name,
-          list.reduce(
-            (sum, pid) => {
-              const cpu = cpuSeconds(pid);
-              return { user: sum.user + cpu.user, system: sum.system + cpu.system };
-            },
-            { user: 0, system: 0 },
-          ),
-        ]),
-      );
+    const snapshot = (): Record<string, Cpu> =>
+      Object.fromEntries(Object.entries(groups).map(([name, read]) => [name, read()]));
     const run = (seconds: number) =>
       autocannon({
         url: `${stack.gatewayUrl}/v1/invocations`,
