@@ -10,6 +10,7 @@ import { WorkerRuntime } from '../worker-runtime';
 import { loadWorkerConfig } from '../worker.config';
 import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
+import { startOrphanWatchdog } from './orphan-watchdog';
 
 const HEARTBEAT_MS = 1_000;
 
@@ -26,6 +27,9 @@ function main(): void {
   post({ type: 'heartbeat', rssBytes: process.memoryUsage.rss(), metrics: [] });
 
   const config = loadWorkerConfig();
+  // An orphan drains on 'disconnect' (below); one whose main thread hangs cannot, and is ended after as long as
+  // the supervisor would have waited for it.
+  startOrphanWatchdog(config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS);
   const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
   // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.
   const metrics = new MetricsService(false);
