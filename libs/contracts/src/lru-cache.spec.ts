@@ -47,4 +47,59 @@ describe('LruCache', () => {
     expect(await pending).toBe(1);
     expect(cache.get('k')).toBeUndefined();
   });
+
+  describe('with a stale window', () => {
+    let now: jest.SpyInstance<number, []>;
+    beforeEach(() => {
+      now = jest.spyOn(Date, 'now').mockReturnValue(1_000);
+    });
+    afterEach(() => now.mockRestore());
+
+    it('answers a stale value at once and replaces it with one background reload', async () => {
+      const cache = new LruCache<string, number>(10, 100, 1_000);
+      cache.set('k', 1);
+      now.mockReturnValue(1_200);
+      expect(cache.get('k')).toBeUndefined();
+      let release: (v: number) => void = () => undefined;
+      let loads = 0;
+      const load = (): Promise<number> => {
+        loads += 1;
+        return new Promise<number>((resolve) => (release = resolve));
+      };
+      expect(await cache.getOrLoad('k', load)).toBe(1);
+      expect(await cache.getOrLoad('k', load)).toBe(1);
+      expect(loads).toBe(1);
+      release(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(cache.get('k')).toBe(2);
+    });
+
+    it('keeps the stale value when the reload fails, until the window ends', async () => {
+      const cache = new LruCache<string, number>(10, 100, 1_000);
+      cache.set('k', 1);
+      now.mockReturnValue(1_500);
+      const failing = (): Promise<number> => Promise.reject(new Error('source unreachable'));
+      expect(await cache.getOrLoad('k', failing)).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await cache.getOrLoad('k', failing)).toBe(1);
+      now.mockReturnValue(2_100);
+      await expect(cache.getOrLoad('k', failing)).rejects.toThrow('source unreachable');
+    });
+
+    it('drops the entry when the reload finds nothing', async () => {
+      const cache = new LruCache<string, number | undefined>(10, 100, 1_000);
+      cache.set('k', 1);
+      now.mockReturnValue(1_200);
+      expect(await cache.getOrLoad('k', () => Promise.resolve(undefined))).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await cache.getOrLoad('k', () => Promise.resolve(3))).toBe(3);
+    });
+
+    it('never answers stale without a window', async () => {
+      const cache = new LruCache<string, number>(10, 100);
+      cache.set('k', 1);
+      now.mockReturnValue(1_100);
+      expect(await cache.getOrLoad('k', () => Promise.resolve(2))).toBe(2);
+    });
+  });
 });

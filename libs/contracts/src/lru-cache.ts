@@ -1,6 +1,11 @@
 /**
  * A small LRU map with an optional time to live, and single-flight loading so that a burst of misses for one
  * key makes one request. Map iteration order is insertion order, which gives LRU eviction for free.
+ *
+ * With `staleMs`, an entry past its TTL is kept that much longer and `getOrLoad` answers with it at once while one
+ * reload runs in the background (stale-while-revalidate): callers never wait on the source for a key it has
+ * answered before, and while the source is unreachable they keep getting the last answer until the stale window
+ * ends. A reload that yields `undefined` drops the entry; one that fails leaves it.
  */
 export class LruCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
@@ -9,17 +14,30 @@ export class LruCache<K, V> {
   constructor(
     private readonly maxEntries: number,
     private readonly ttlMs = Number.POSITIVE_INFINITY,
+    private readonly staleMs = 0,
   ) {}
 
+  /** The value while it is fresh (within the TTL). */
   get(key: K): V | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= Date.now()) {
-      this.entries.delete(key);
+      if (entry.expiresAt + this.staleMs <= Date.now()) this.entries.delete(key);
       return undefined;
     }
     this.entries.delete(key);
     this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  /** The value past its TTL but within the stale window. */
+  private stale(key: K): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expiresAt > Date.now()) return undefined;
+    if (entry.expiresAt + this.staleMs <= Date.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
     return entry.value;
   }
 
@@ -47,12 +65,24 @@ export class LruCache<K, V> {
     return this.entries.size;
   }
 
-  /** The cached value, or the one `load` yields (shared by concurrent callers); `undefined` results are not cached. */
+  /**
+   * The cached value, or the one `load` yields (shared by concurrent callers); `undefined` results are not cached.
+   * A stale value (see the class) is answered at once, and `load` runs in the background to replace it.
+   */
   async getOrLoad(key: K, load: () => Promise<V>): Promise<V> {
     const cached = this.get(key);
     if (cached !== undefined) return cached;
+    const stale = this.stale(key);
+    if (stale !== undefined) {
+      if (!this.loading.has(key)) this.reload(key, load).catch(() => undefined);
+      return stale;
+    }
     const pending = this.loading.get(key);
     if (pending) return pending;
+    return this.reload(key, load);
+  }
+
+  private async reload(key: K, load: () => Promise<V>): Promise<V> {
     let current = false;
     const promise = load().finally(() => {
       // delete() while loading drops the entry: the value may be stale, so this caller gets it uncached.
@@ -61,7 +91,10 @@ export class LruCache<K, V> {
     });
     this.loading.set(key, promise);
     const value = await promise;
-    if (value !== undefined && current) this.set(key, value);
+    if (current) {
+      if (value !== undefined) this.set(key, value);
+      else this.entries.delete(key);
+    }
     return value;
   }
 }

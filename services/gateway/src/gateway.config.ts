@@ -89,6 +89,13 @@ export const gatewayEnvSchema = {
       minimum: 0,
       description: 'how long a verified key is trusted without asking the registry again (revocation delay)',
     },
+    REGISTRY_STALE_MS: {
+      type: 'integer',
+      default: 300_000,
+      minimum: 0,
+      description:
+        'how long past its TTL a cached key or tool record is still answered while the registry is asked again in the background or is unreachable; 0 = never',
+    },
     DRAIN_TIMEOUT_MS: {
       type: 'integer',
       default: 5_000,
@@ -128,6 +135,7 @@ export interface GatewayConfig extends CommonConfig {
   QUOTA_LEASE_TTL_MS: number;
   TOOL_CACHE_TTL_MS: number;
   AUTH_CACHE_TTL_MS: number;
+  REGISTRY_STALE_MS: number;
   DRAIN_TIMEOUT_MS: number;
   REPLY_MODE: 'pubsub' | 'queue-events';
   TOOL_CACHE: 'on' | 'off';

@@ -54,9 +54,20 @@ export class GatewayRuntime {
   constructor(config: GatewayConfig, metricsService: MetricsService) {
     this.metrics = new GatewayMetrics(metricsService);
     this.registry = new RegistryHttpClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN, config.REGISTRY_TIMEOUT_MS);
-    this.authenticator = new ApiKeyAuthenticator(this.registry, this.metrics, config.AUTH_CACHE_TTL_MS);
+    this.authenticator = new ApiKeyAuthenticator(
+      this.registry,
+      this.metrics,
+      config.AUTH_CACHE_TTL_MS,
+      config.REGISTRY_STALE_MS,
+    );
     const cacheOn = config.TOOL_CACHE === 'on';
-    this.tools = new ToolResolver(this.registry, this.metrics, config.TOOL_CACHE_TTL_MS, cacheOn);
+    this.tools = new ToolResolver(
+      this.registry,
+      this.metrics,
+      config.TOOL_CACHE_TTL_MS,
+      cacheOn,
+      config.REGISTRY_STALE_MS,
+    );
     this.listing = new ToolListingService(this.registry);
 
     this.producer = createProducerConnection(config.REDIS_URL, `gateway-producer-${this.gatewayId}`);

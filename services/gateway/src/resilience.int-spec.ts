@@ -30,6 +30,9 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     REGISTRY_URL: registry.url,
     INTERNAL_API_TOKEN: registry.token,
     DRAIN_TIMEOUT_MS: '500',
+    // Short enough that the registry test below sees its cached entries expire.
+    AUTH_CACHE_TTL_MS: '300',
+    TOOL_CACHE_TTL_MS: '300',
   });
   const invoke = (body: Record<string, unknown>) =>
     call(gateway.url, 'POST', '/v1/invocations', { key: 'key', json: { tool: tool.id, ...body }, timeoutMs: 5_000 });
@@ -81,11 +84,18 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     await eventually(async () => ((await call(gateway.url, 'GET', '/health/ready')).status === 200 ? true : undefined));
   });
 
-  it('answers 503 UNAVAILABLE while the registry is unreachable, and recovers', async () => {
+  it('while the registry is unreachable, serves keys and tools it knows past their TTL, answers 503 for others, and recovers', async () => {
     const other = { ...tool, id: randomUUID() };
     registry.tools.set(other.id, other);
     registry.keys.set('fresh-key', { keyId: 'k2', tenantId, scopes: ['invoke', 'tools:read'] });
+    expect((await invoke({ input: { n: 5 } })).status).toBe(200);
     await registry.close();
+    // Past both TTLs: the key and the tool are stale, and the registry cannot refresh them.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const known = await invoke({ input: { n: 6 } });
+    expect(known.status).toBe(200);
+    expect(known.body.status).toBe('succeeded');
+    expect((await invoke({ input: { n: 7 } })).status).toBe(200);
     const unverifiable = await call(gateway.url, 'POST', '/v1/invocations', {
       key: 'fresh-key',
       json: { tool: tool.id, input: {} },

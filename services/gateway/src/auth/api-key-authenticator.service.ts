@@ -11,7 +11,10 @@ const MAX_ENTRIES = 10_000;
 
 /**
  * Bearer key → Principal through the registry, cached in-process by the key's SHA-256 (never the key itself).
- * A revoked key keeps working for at most the positive TTL.
+ * A revoked key keeps working for at most the positive TTL plus one registry round trip (the background refresh
+ * that finds it revoked). Past the TTL a known key is answered from the cache while the registry is asked again in the
+ * background, so a registry outage does not stall or fail calls with keys this gateway has seen within `staleMs`
+ * (a key revoked during the outage keeps working until the registry answers again or the window ends).
  */
 export class ApiKeyAuthenticator {
   private readonly known: LruCache<string, Principal | undefined>;
@@ -21,8 +24,9 @@ export class ApiKeyAuthenticator {
     private readonly registry: RegistryClient,
     private readonly metrics: GatewayMetrics,
     ttlMs: number,
+    staleMs = 0,
   ) {
-    this.known = new LruCache(MAX_ENTRIES, ttlMs);
+    this.known = new LruCache(MAX_ENTRIES, ttlMs, staleMs);
     this.unknown = new LruCache(MAX_ENTRIES, Math.min(ttlMs, NEGATIVE_TTL_MS));
   }
 

@@ -20,7 +20,9 @@ const MAX_VERSIONS = 10_000;
  * `custom_<id>` (optionally `@version`) → the tool's current record, for the calling tenant only. Records are
  * cached by id and dropped on every `tool-changed` event (TTL as a safety net); the schemas of older, pinned
  * versions are cached by (id, version) for good since versions are immutable. With the cache off every call asks
- * the registry (the benchmark's naive baseline).
+ * the registry (the benchmark's naive baseline). Past the TTL a record is answered from the cache for up to
+ * `staleMs` while the registry is asked again in the background: a registry outage does not stall or fail calls to
+ * tools this gateway knows (tools only change through the registry, and each change drops the record here).
  */
 export class ToolResolver {
   /** `null` remembers "no such tool", so a caller repeating a bad id does not reach the registry every time. */
@@ -32,8 +34,9 @@ export class ToolResolver {
     private readonly metrics: GatewayMetrics,
     ttlMs: number,
     private readonly cacheEnabled = true,
+    staleMs = 0,
   ) {
-    this.current = new LruCache(MAX_TOOLS, ttlMs);
+    this.current = new LruCache(MAX_TOOLS, ttlMs, staleMs);
   }
 
   /**
