@@ -5,9 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { Client } from 'pg';
 import { projectRoot } from '../../scripts/project-root';
+import { dropRedisKeys } from '../support/redis-keys';
 import { freePort } from '../support/registry-server';
 
 export { freePort };
@@ -165,27 +165,7 @@ export class Stack {
       }),
     );
     await adminQuery(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`).catch(() => undefined);
-    await this.dropQueueKeys().catch(() => undefined);
-  }
-
-  /**
-   * Finished jobs are kept for a day (they answer polling), so every stack would leave its jobs in the shared Redis:
-   * hundreds of MB after a few benchmark runs, which also slows the Redis every later run measures.
-   */
-  private async dropQueueKeys(): Promise<void> {
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
-    redis.on('error', () => undefined);
-    try {
-      await redis.connect();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${this.queuePrefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.unlink(...keys);
-      } while (cursor !== '0');
-    } finally {
-      redis.disconnect();
-    }
+    await dropRedisKeys(REDIS_URL, this.queuePrefix).catch(() => undefined);
   }
 
   // --- HTTP helpers -------------------------------------------------------------------------------------------

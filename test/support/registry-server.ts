@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { HttpClient } from './http-client';
+import { dropRedisKeys } from './redis-keys';
 import { createTestDatabase, type TestDatabase } from './test-database';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -87,6 +88,8 @@ async function startOnce(env: Record<string, string>): Promise<RunningRegistry> 
   const adminKey = `test-admin-${randomBytes(12).toString('hex')}`;
   const internalToken = `test-internal-${randomBytes(12).toString('hex')}`;
   const chunks: string[] = [];
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const queuePrefix = env.QUEUE_PREFIX ?? `th-test-${randomBytes(6).toString('hex')}`;
   const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -94,15 +97,15 @@ async function startOnce(env: Record<string, string>): Promise<RunningRegistry> 
       PATH: process.env.PATH,
       NODE_ENV: 'test',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: redisUrl,
       DATABASE_URL: database.url,
       REGISTRY_PORT: String(port),
       REGISTRY_HOST: '127.0.0.1',
       TOOLHOST_ADMIN_KEY: adminKey,
       INTERNAL_API_TOKEN: internalToken,
       TOOLHOST_SECRETS_KEY: randomBytes(32).toString('base64'),
-      QUEUE_PREFIX: `th-test-${randomBytes(6).toString('hex')}`,
       ...env,
+      QUEUE_PREFIX: queuePrefix,
     },
   });
   child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
@@ -128,6 +131,7 @@ async function startOnce(env: Record<string, string>): Promise<RunningRegistry> 
       child.kill('SIGTERM');
       const code = await waitForExit(child, STOP_TIMEOUT_MS);
       await database.drop();
+      await dropRedisKeys(redisUrl, queuePrefix).catch(() => undefined);
       return code;
     },
   };
