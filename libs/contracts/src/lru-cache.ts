@@ -19,26 +19,21 @@ export class LruCache<K, V> {
 
   /** The value while it is fresh (within the TTL). */
   get(key: K): V | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= Date.now()) {
-      if (entry.expiresAt + this.staleMs <= Date.now()) this.entries.delete(key);
-      return undefined;
-    }
+    const entry = this.live(key);
+    if (!entry || entry.expiresAt <= Date.now()) return undefined;
     this.entries.delete(key);
     this.entries.set(key, entry);
     return entry.value;
   }
 
-  /** The value past its TTL but within the stale window. */
-  private stale(key: K): V | undefined {
+  /** The entry if it is fresh or within the stale window; one past both is dropped. */
+  private live(key: K): { value: V; expiresAt: number } | undefined {
     const entry = this.entries.get(key);
-    if (!entry || entry.expiresAt > Date.now()) return undefined;
-    if (entry.expiresAt + this.staleMs <= Date.now()) {
+    if (entry && entry.expiresAt + this.staleMs <= Date.now()) {
       this.entries.delete(key);
       return undefined;
     }
-    return entry.value;
+    return entry;
   }
 
   set(key: K, value: V): void {
@@ -72,10 +67,11 @@ export class LruCache<K, V> {
   async getOrLoad(key: K, load: () => Promise<V>): Promise<V> {
     const cached = this.get(key);
     if (cached !== undefined) return cached;
-    const stale = this.stale(key);
+    // Not fresh: what is still here is stale.
+    const stale = this.live(key);
     if (stale !== undefined) {
       if (!this.loading.has(key)) this.reload(key, load).catch(() => undefined);
-      return stale;
+      return stale.value;
     }
     const pending = this.loading.get(key);
     if (pending) return pending;

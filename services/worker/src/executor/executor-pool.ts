@@ -40,8 +40,6 @@ export interface ExecutorPoolStats {
 
 class Executor {
   workerId: string | undefined;
-  /** Loaded and idle until promoted; a standby has no runs, so its death needs no recovery. */
-  standby: boolean;
   consuming = false;
   /** Asked to drain, or recycling itself: it is not replaced when it exits. */
   leaving = false;
@@ -54,11 +52,7 @@ class Executor {
   exited = false;
   readonly exit: Promise<void>;
 
-  constructor(
-    readonly process: ChildProcess,
-    standby: boolean,
-  ) {
-    this.standby = standby;
+  constructor(readonly process: ChildProcess) {
     this.exit = new Promise((resolve) => process.once('exit', () => resolve()));
   }
 
@@ -79,6 +73,7 @@ const STARTUP_TIMEOUT_MS = 60_000;
  */
 export class ExecutorPool {
   private readonly executors = new Set<Executor>();
+  /** Loaded and idle until promoted; a standby has no runs, so its death needs no recovery. */
   private standby: Executor | undefined;
   private closing = false;
   private crashes = 0;
@@ -121,7 +116,7 @@ export class ExecutorPool {
       rssBytes += executor.rssBytes;
       if (executor.leaving) retiring += 1;
       // A standby still loading is starting, like any executor that has not said a word yet.
-      else if (executor.standby && executor.heard) standby += 1;
+      else if (executor === this.standby && executor.heard) standby += 1;
       else if (executor.consuming) consuming += 1;
     }
     return {
@@ -175,7 +170,7 @@ export class ExecutorPool {
       env: { ...process.env, ...this.options.env, ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const executor = new Executor(child, standby);
+    const executor = new Executor(child);
     this.executors.add(executor);
     if (standby) this.standby = executor;
     child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
@@ -253,7 +248,6 @@ export class ExecutorPool {
     const standby = this.standby;
     if (standby !== undefined && standby.heard && !standby.exited && delayMs === 0) {
       this.standby = undefined;
-      standby.standby = false;
       standby.send({ type: 'consume' });
       this.spawn(true);
       return;

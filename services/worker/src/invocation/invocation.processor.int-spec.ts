@@ -105,9 +105,15 @@ describe('InvocationProcessor', () => {
       return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
     }, 4);
     p.start();
+    // BullMQ names its blocking connection `<prefix>:<base64 queue name>`; `CLIENT LIST` flags it `b` while it waits.
+    const blockingName = `name=${prefix}:${Buffer.from(INVOCATIONS_QUEUE).toString('base64')} `;
+    const parked = async (): Promise<boolean> =>
+      String(await queueConnection.client('LIST'))
+        .split('\n')
+        .some((client) => client.includes(blockingName) && /\bflags=\w*b/.test(client));
     for (let i = 0; i < 3; i += 1) {
       // Idle again (the previous job completed, the worker parked on its blocking connection): the job wakes it.
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await until(async () => fetches > 0 && (await parked()));
       const before = fetches;
       const id = randomUUID();
       await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
