@@ -1,4 +1,5 @@
 /** A small fetch wrapper for HTTP tests: JSON in, JSON (or text) out, status and headers kept. */
+import { request as httpRequest } from 'node:http';
 
 // Tests read answers field by field and assert on them; a loose type keeps them short.
 type Json = any;
@@ -57,4 +58,35 @@ export class HttpClient {
   delete<T = Json>(path: string, key?: string): Promise<HttpResponse<T>> {
     return this.request<T>('DELETE', path, { key });
   }
+}
+
+/**
+ * Announces a POST body of `bytes` bytes and waits for the answer before sending any of it. A server refusing the
+ * size answers from the declared length and closes the connection without reading the body (Fastify sends
+ * `Connection: close`); a client that writes the body meanwhile meets EPIPE or a reset, and may do so before it has
+ * read the answer: with fetch, a test sending the whole body failed now and then.
+ */
+export function postOversized(baseUrl: string, path: string, key: string, bytes: number): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': bytes },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        const text = Buffer.concat(chunks).toString('utf8');
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, headers, body: text.length > 0 ? JSON.parse(text) : text });
+      });
+    });
+    // Once the answer is in, the server's close is the expected end of the exchange; an error before it is not.
+    req.on('error', (error) => reject(error));
+    req.flushHeaders();
+  });
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { TOOL_CHANGED_CHANNEL } from '@toolhost/queue';
 import type { FakeTool } from '../test/fake-registry';
 import { GatewayHarness, fakeTool } from '../test/gateway-harness';
+import { postOversized } from '../../../test/support/http-client';
 import { call, eventually } from '../test/http';
 
 const tenantA = randomUUID();
@@ -167,8 +168,7 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       const overInput = await invoke({ tool: formatter.id, input: big });
       expect(overInput.status).toBe(413);
       expect(overInput.body.error.code).toBe('BAD_REQUEST');
-      const huge = { amount: 1, currency: 'USD', mode: 'x'.repeat(2 * 1024 * 1024) };
-      const overBody = await invoke({ tool: formatter.id, input: huge });
+      const overBody = await postOversized(url, '/v1/invocations', keys.invoker, 2 * 1024 * 1024);
       expect(overBody.status).toBe(413);
       expect(overBody.body.error.code).toBe('BAD_REQUEST');
     });

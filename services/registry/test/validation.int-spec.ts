@@ -1,4 +1,5 @@
 /** Each validation error of issue 2's "Done when", over real HTTP: a 400 whose message names what is wrong. */
+import { postOversized } from '../../../test/support/http-client';
 import { createTenantWithKey, toolBody, type TenantWithKey } from '../../../test/support/registry-fixtures';
 import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
 
@@ -89,8 +90,7 @@ it('code over the size limit', async () => {
 });
 
 it('a body over the request limit answers 413', async () => {
-  const code = 'x'.repeat(3 * 1024 * 1024);
-  const response = await post(toolBody({ code }));
+  const response = await postOversized(registry.url, '/v1/tools', tenant.key, 3 * 1024 * 1024);
   expect(response.status).toBe(413);
   expect(response.body.error.code).toBe('BAD_REQUEST');
 });
