@@ -7,6 +7,7 @@ import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
+import Redis from 'ioredis';
 import { Stack } from '../test/e2e/stack';
 
 const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -40,6 +41,16 @@ function pids(command: string): number[] {
   }
 }
 
+/** Redis's count of calls and microseconds per command (`INFO commandstats`), server-wide. */
+async function redisCommandStats(redis: Redis): Promise<Record<string, { calls: number; usec: number }>> {
+  const text = await redis.info('commandstats');
+  const stats: Record<string, { calls: number; usec: number }> = {};
+  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    stats[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };
+  }
+  return stats;
+}
+
 async function main(): Promise<void> {
   const stack = await new Stack({
     env: { LOG_LEVEL: 'warn' },
@@ -55,6 +66,7 @@ async function main(): Promise<void> {
       inputSchema: { type: 'object' },
       code: "export async function handle(input) { return input.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'); }",
     });
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const redisPort = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || '6379';
     const supervisor = stack.service('worker').process.pid ?? 0;
     const sum = (list: Cpu[]): Cpu =>
@@ -86,8 +98,10 @@ async function main(): Promise<void> {
       });
     await run(2);
     const before = snapshot();
+    const commandsBefore = await redisCommandStats(redis);
     const result = await run(SECONDS);
     const after = snapshot();
+    const commandsAfter = await redisCommandStats(redis);
     const requests = result.requests.total;
     console.log(
       `${(requests / SECONDS).toFixed(0)} req/s with ${CONNECTIONS} clients, ${result.non2xx + result.errors} errors\n`,
@@ -103,6 +117,20 @@ async function main(): Promise<void> {
       console.log(`| ${name} | ${(user + system).toFixed(3)} | ${system.toFixed(3)} |`);
     }
     console.log(`| total | ${total.toFixed(3)} | ${kernel.toFixed(3)} |`);
+    // Redis's own accounting: which commands (BullMQ's Lua scripts are the EVALSHA row) its CPU goes to.
+    console.log('\n| Redis command | calls per invocation | µs inside Redis per invocation |\n|---|---|---|');
+    const rows = Object.keys(commandsAfter)
+      .map((name) => ({
+        name,
+        calls: (commandsAfter[name].calls - (commandsBefore[name]?.calls ?? 0)) / requests,
+        usec: (commandsAfter[name].usec - (commandsBefore[name]?.usec ?? 0)) / requests,
+      }))
+      .filter((row) => row.calls > 0)
+      .sort((a, b) => b.usec - a.usec);
+    for (const row of rows) console.log(`| ${row.name} | ${row.calls.toFixed(2)} | ${row.usec.toFixed(1)} |`);
+    const inside = rows.reduce((sum, row) => sum + row.usec, 0);
+    console.log(`| all commands (parsing, I/O and wake-ups are the rest of Redis's CPU) | | ${inside.toFixed(1)} |`);
+    redis.disconnect();
   } finally {
     await stack.stop();
   }

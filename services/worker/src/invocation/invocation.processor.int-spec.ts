@@ -92,7 +92,15 @@ describe('InvocationProcessor', () => {
     return created;
   }
 
-  it('starts a job it fetched without first asking Redis for another one', async () => {
+  /** `CLIENT LIST` flags BullMQ's blocking connection (`<prefix>:<base64 queue name>`) `b` while it waits. */
+  async function parked(): Promise<boolean> {
+    const blockingName = `name=${prefix}:${Buffer.from(INVOCATIONS_QUEUE).toString('base64')} `;
+    return String(await queueConnection.client('LIST'))
+      .split('\n')
+      .some((client) => client.includes(blockingName) && /\bflags=\w*b/.test(client));
+  }
+
+  it('starts a job it fetched without first asking Redis for another one, and parks again after one blocking wait', async () => {
     const fetchesAtStart: number[] = [];
     let fetches = 0;
     const send = connection.sendCommand.bind(connection);
@@ -100,28 +108,66 @@ describe('InvocationProcessor', () => {
       if (isMoveToActive(command.name, command.args)) fetches += 1;
       return send(command, stream);
     });
+    // BullMQ blocks on a copy of the connection it was given: count the waits sent on that copy.
+    let waits = 0;
+    const duplicate = connection.duplicate.bind(connection);
+    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
+      const copy = duplicate(...args);
+      const sendOnCopy = copy.sendCommand.bind(copy);
+      jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
+        if (command.name.toLowerCase() === 'bzpopmin') waits += 1;
+        return sendOnCopy(command, stream);
+      });
+      return copy;
+    });
     const p = processor((data) => {
       fetchesAtStart.push(fetches);
       return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
     }, 4);
     p.start();
-    // BullMQ names its blocking connection `<prefix>:<base64 queue name>`; `CLIENT LIST` flags it `b` while it waits.
-    const blockingName = `name=${prefix}:${Buffer.from(INVOCATIONS_QUEUE).toString('base64')} `;
-    const parked = async (): Promise<boolean> =>
-      String(await queueConnection.client('LIST'))
-        .split('\n')
-        .some((client) => client.includes(blockingName) && /\bflags=\w*b/.test(client));
     for (let i = 0; i < 3; i += 1) {
       // Idle again (the previous job completed, the worker parked on its blocking connection): the job wakes it.
       await until(async () => fetches > 0 && (await parked()));
       const before = fetches;
+      const waitsBefore = waits;
       const id = randomUUID();
       await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
       await until(async () => (await queue.getJobState(id)) === 'completed');
       // The one fetch that brought the job in; BullMQ's own loop makes a second one before starting it.
       expect(fetchesAtStart[i] - before).toBe(1);
+      await until(async () => waits > waitsBefore && (await parked()));
+      // At rest again: the fetch that brought the job in, the one made while it ran, and one blocking wait (a wait
+      // on the marker its own take left behind would return at once, and a third fetch would follow).
+      expect(fetches - before).toBe(2);
+      expect(waits - waitsBefore).toBe(1);
     }
+    expect(waits).toBeGreaterThan(0);
     expect(fetchesAtStart).toHaveLength(3);
+  });
+
+  it('is woken by a job added while another runs, once it has parked', async () => {
+    const started: string[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const p = processor(async (data) => {
+      started.push(data.invocationId);
+      if (started.length === 1) await gate;
+      return { invocation: invocationFor(data), settled: Promise.resolve() };
+    }, 2);
+    p.start();
+    const first = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(first), invocationJobOptions(first));
+    // The first job is held, and the worker has cleared the marker, found nothing more and parked.
+    await until(async () => started.length === 1 && (await parked()));
+    const second = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(second), invocationJobOptions(second));
+    // Woken by the add, not by its blocking wait timing out (BullMQ's drainDelay: 5 s).
+    await until(() => started.length === 2, 2_000);
+    expect(started).toEqual([first, second]);
+    release();
+    await until(async () => (await queue.getJobState(first)) === 'completed');
   });
 
   it('still holds `concurrency` jobs at once while they wait, and completes each with its invocation', async () => {
