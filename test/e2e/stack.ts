@@ -159,7 +159,9 @@ export class Stack {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        // A worker's drain may wait out a run's wall clock plus the stuck grace (35 s by default); killed sooner, its
+        // executors would outlive the stack and write to the keys and database dropped below.
+        const timer = setTimeout(() => child.kill('SIGKILL'), service.name === 'worker' ? 40_000 : 10_000);
         await exited;
         clearTimeout(timer);
       }),
