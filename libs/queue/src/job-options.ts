@@ -1,19 +1,32 @@
 import type { JobsOptions } from 'bullmq';
 
+/** How long, and how many, finished invocation records Redis keeps. */
+export interface Retention {
+  completed: { age: number; count: number };
+  failed: { age: number; count: number };
+}
+
+/** Infrastructure failures are rare and are what an operator investigates: they are kept at least a week. */
+const FAILED_AT_LEAST_S = 7 * 24 * 3600;
+
 /**
- * Retention, set here only. Finished jobs are the durable answer to `GET /v1/invocations/{id}`, so they are
- * kept by age and count, never removed at once (`removeOnComplete: true` also races waiters).
+ * Retention, set here only (the gateway's INVOCATION_RETENTION_S and INVOCATION_RETENTION_COUNT feed it). Finished
+ * jobs are the durable answer to `GET /v1/invocations/{id}`, so they are kept by age and count, never removed at once
+ * (`removeOnComplete: true` also races waiters). Each record holds the input and the result, so the count bounds
+ * Redis's memory: a record can be a few MiB at the payload caps.
  */
-export const RETENTION = {
-  completed: { age: 24 * 3600, count: 100_000 },
-  failed: { age: 7 * 24 * 3600, count: 100_000 },
-} as const;
+export function retention(ageSeconds = 24 * 3600, count = 100_000): Retention {
+  return {
+    completed: { age: ageSeconds, count },
+    failed: { age: Math.max(ageSeconds, FAILED_AT_LEAST_S), count },
+  };
+}
 
 /** Infrastructure failures (registry unreachable, worker lost) retry with backoff; user-code failures never throw. */
-export const invocationJobOptions = (invocationId: string): JobsOptions => ({
+export const invocationJobOptions = (invocationId: string, keep: Retention = retention()): JobsOptions => ({
   jobId: invocationId,
   attempts: 3,
   backoff: { type: 'exponential', delay: 200 },
-  removeOnComplete: RETENTION.completed,
-  removeOnFail: RETENTION.failed,
+  removeOnComplete: keep.completed,
+  removeOnFail: keep.failed,
 });

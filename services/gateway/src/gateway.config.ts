@@ -96,6 +96,20 @@ export const gatewayEnvSchema = {
       description:
         'how long past its TTL a cached key or tool record is still answered while the registry is asked again in the background or is unreachable; 0 = never',
     },
+    INVOCATION_RETENTION_S: {
+      type: 'integer',
+      default: 86_400,
+      minimum: 60,
+      description:
+        'how long a finished invocation stays readable with GET /v1/invocations/{id} (its job record in Redis; failed ones at least 7 days)',
+    },
+    INVOCATION_RETENTION_COUNT: {
+      type: 'integer',
+      default: 100_000,
+      minimum: 1,
+      description:
+        'how many finished invocation records Redis keeps at most; each holds the input and the result, so this bounds its memory',
+    },
     DRAIN_TIMEOUT_MS: {
       type: 'integer',
       default: 5_000,
@@ -136,6 +150,8 @@ export interface GatewayConfig extends CommonConfig {
   TOOL_CACHE_TTL_MS: number;
   AUTH_CACHE_TTL_MS: number;
   REGISTRY_STALE_MS: number;
+  INVOCATION_RETENTION_S: number;
+  INVOCATION_RETENTION_COUNT: number;
   DRAIN_TIMEOUT_MS: number;
   REPLY_MODE: 'pubsub' | 'queue-events';
   TOOL_CACHE: 'on' | 'off';

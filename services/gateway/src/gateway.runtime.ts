@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
 import { MetricsService, RedisReadinessCheck, type ReadinessCheck } from '@toolhost/observability';
-import { createRedis, replyChannel, TOOL_CHANGED_CHANNEL, type ToolChangedEvent } from '@toolhost/queue';
+import { createRedis, replyChannel, retention, TOOL_CHANGED_CHANNEL, type ToolChangedEvent } from '@toolhost/queue';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.service';
 import type { GatewayConfig } from './gateway.config';
 import { InvocationService } from './invocations/invocation.service';
@@ -72,7 +72,12 @@ export class GatewayRuntime {
 
     this.producer = createProducerConnection(config.REDIS_URL, `gateway-producer-${this.gatewayId}`);
     this.subscriber = new RedisSubscriber(config.REDIS_URL, `gateway-subscriber-${this.gatewayId}`);
-    this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS);
+    this.queue = new BullmqInvocationQueue(
+      this.producer,
+      config.QUEUE_PREFIX,
+      config.ENQUEUE_TIMEOUT_MS,
+      retention(config.INVOCATION_RETENTION_S, config.INVOCATION_RETENTION_COUNT),
+    );
     const limits = {
       ratePerSec: config.RATE_LIMIT_PER_SEC,
       burst: config.RATE_LIMIT_BURST,

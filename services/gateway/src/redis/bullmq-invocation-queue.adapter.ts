@@ -1,6 +1,6 @@
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type Redis from 'ioredis';
-import { INVOCATIONS_QUEUE, invocationJobOptions, type InvocationJobV1 } from '@toolhost/queue';
+import { INVOCATIONS_QUEUE, invocationJobOptions, type InvocationJobV1, type Retention } from '@toolhost/queue';
 import { withDeadline } from '../common/deadline';
 import type { InvocationQueue, JobSnapshot } from '../invocations/invocation-queue';
 
@@ -18,6 +18,8 @@ export class BullmqInvocationQueue implements InvocationQueue {
     private readonly redis: Redis,
     prefix: string,
     private readonly timeoutMs: number,
+    /** Set on every job it adds; BullMQ applies it when the job finishes. */
+    private readonly retention: Retention,
   ) {
     this.queue = new Queue<InvocationJobV1>(INVOCATIONS_QUEUE, { connection: redis, prefix });
     // Connection errors surface through the calls that fail; an unhandled 'error' event would crash the process.
@@ -27,7 +29,7 @@ export class BullmqInvocationQueue implements InvocationQueue {
   async enqueue(job: InvocationJobV1): Promise<void> {
     this.assertConnected();
     await withDeadline(
-      this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId)),
+      this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId, this.retention)),
       this.timeoutMs,
       'enqueue',
     );
