@@ -115,10 +115,13 @@ export function gatewayOpenApiDocument(): Schema {
         get: {
           operationId: 'getInvocation',
           summary: 'Read an invocation (scope invoke)',
+          description:
+            'A finished invocation stays readable for the deployment’s INVOCATION_RETENTION_S (24 h by default), ' +
+            'up to INVOCATION_RETENTION_COUNT records; after that it is NOT_FOUND.',
           parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
           responses: {
             200: json('queued, running, succeeded or failed', { $ref: '#/components/schemas/Invocation' }),
-            404: error('NOT_FOUND: unknown id, or another tenant’s'),
+            404: error('NOT_FOUND: unknown id, another tenant’s, or past retention'),
             ...authErrors,
           },
         },
