@@ -6,6 +6,10 @@ export interface Retention {
   failed: { age: number; count: number };
 }
 
+/** What the gateway's INVOCATION_RETENTION_S and INVOCATION_RETENTION_COUNT default to. */
+export const DEFAULT_RETENTION_S = 24 * 3600;
+export const DEFAULT_RETENTION_COUNT = 100_000;
+
 /** Infrastructure failures are rare and are what an operator investigates: they are kept at least a week. */
 const FAILED_AT_LEAST_S = 7 * 24 * 3600;
 
@@ -15,7 +19,7 @@ const FAILED_AT_LEAST_S = 7 * 24 * 3600;
  * (`removeOnComplete: true` also races waiters). Each record holds the input and the result, so the count bounds
  * Redis's memory: a record can be a few MiB at the payload caps.
  */
-export function retention(ageSeconds = 24 * 3600, count = 100_000): Retention {
+export function retention(ageSeconds = DEFAULT_RETENTION_S, count = DEFAULT_RETENTION_COUNT): Retention {
   return {
     completed: { age: ageSeconds, count },
     failed: { age: Math.max(ageSeconds, FAILED_AT_LEAST_S), count },

@@ -1,5 +1,5 @@
 import { commonEnvProperties, ConfigError, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
-import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
+import { DEFAULT_QUEUE_PREFIX, DEFAULT_RETENTION_COUNT, DEFAULT_RETENTION_S } from '@toolhost/queue';
 
 /** The gateway's environment. Read once at boot; nothing else reads process.env. */
 export const gatewayEnvSchema = {
@@ -98,14 +98,14 @@ export const gatewayEnvSchema = {
     },
     INVOCATION_RETENTION_S: {
       type: 'integer',
-      default: 86_400,
+      default: DEFAULT_RETENTION_S,
       minimum: 60,
       description:
         'how long a finished invocation stays readable with GET /v1/invocations/{id} (its job record in Redis; failed ones at least 7 days)',
     },
     INVOCATION_RETENTION_COUNT: {
       type: 'integer',
-      default: 100_000,
+      default: DEFAULT_RETENTION_COUNT,
       minimum: 1,
       description:
         'how many finished invocation records Redis keeps at most; each holds the input and the result, so this bounds its memory',

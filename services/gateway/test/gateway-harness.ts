@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { createRedis } from '@toolhost/queue';
+import { dropRedisKeys } from '../../../test/support/redis-keys';
 import { FakeRegistry, type FakeTool } from './fake-registry';
 import { FakeWorker } from './fake-worker';
 import { GatewayProcess } from './gateway-process';
@@ -56,8 +57,7 @@ export class GatewayHarness {
     await this.gateway?.stop();
     await this.worker?.close();
     if (this.redis) {
-      const leftovers = await this.redis.keys(`${this.prefix}:*`);
-      if (leftovers.length > 0) await this.redis.del(...leftovers);
+      await dropRedisKeys(REDIS_URL, this.prefix);
       await this.redis.quit();
     }
     await this.registry.close();

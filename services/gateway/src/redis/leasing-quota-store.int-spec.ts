@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { createRedis } from '@toolhost/queue';
+import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { eventually } from '../../test/http';
 import type { QuotaLeases } from '../invocations/quota-leases';
 import { LeasingQuotaStore, type QuotaLeaseKind } from '../invocations/leasing-quota-store.service';
@@ -102,8 +103,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
   });
 
   afterAll(async () => {
-    const keys = await redis.keys(`${PREFIX}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await dropRedisKeys(REDIS_URL, PREFIX);
     await redis.quit();
   });
 
