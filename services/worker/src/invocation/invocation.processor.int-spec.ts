@@ -100,49 +100,121 @@ describe('InvocationProcessor', () => {
       .some((client) => client.includes(blockingName) && /\bflags=\w*b/.test(client));
   }
 
-  it('starts a job it fetched without first asking Redis for another one, and parks again after one blocking wait', async () => {
-    const fetchesAtStart: number[] = [];
+  /**
+   * Counts what the processor sends: `moveToActive` scripts on its own connection (`fetches`), and on the blocking
+   * copy BullMQ makes of it the waits and the take-aheads written behind them (the take-ahead script also takes 11
+   * keys), with the order they went out in.
+   */
+  function countCommands(): { fetches: () => number; waits: () => number; takes: () => number; sent: string[] } {
     let fetches = 0;
+    let waits = 0;
+    let takes = 0;
+    const sent: string[] = [];
     const send = connection.sendCommand.bind(connection);
     jest.spyOn(connection, 'sendCommand').mockImplementation((command, stream) => {
       if (isMoveToActive(command.name, command.args)) fetches += 1;
       return send(command, stream);
     });
-    // BullMQ blocks on a copy of the connection it was given: count the waits sent on that copy.
-    let waits = 0;
     const duplicate = connection.duplicate.bind(connection);
     jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
       const copy = duplicate(...args);
       const sendOnCopy = copy.sendCommand.bind(copy);
       jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
-        if (command.name.toLowerCase() === 'bzpopmin') waits += 1;
+        const name = command.name.toLowerCase();
+        if (name === 'bzpopmin') {
+          waits += 1;
+          sent.push('wait');
+        } else if ((name === 'evalsha' || name === 'eval') && String(command.args[1]) === '11') {
+          takes += 1;
+          sent.push('take');
+        }
         return sendOnCopy(command, stream);
       });
       return copy;
     });
+    return { fetches: () => fetches, waits: () => waits, takes: () => takes, sent };
+  }
+
+  it('wakes with the job: the fetch is written behind the blocking wait, and it parks again after one wait', async () => {
+    const count = countCommands();
+    const atStart: { fetches: number; takes: number }[] = [];
     const p = processor((data) => {
-      fetchesAtStart.push(fetches);
+      atStart.push({ fetches: count.fetches(), takes: count.takes() });
       return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
     }, 4);
     p.start();
     for (let i = 0; i < 3; i += 1) {
       // Idle again (the previous job completed, the worker parked on its blocking connection): the job wakes it.
-      await until(async () => fetches > 0 && (await parked()));
-      const before = fetches;
-      const waitsBefore = waits;
+      await until(async () => count.waits() > 0 && (await parked()));
+      const before = { fetches: count.fetches(), takes: count.takes(), waits: count.waits() };
       const id = randomUUID();
       await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
       await until(async () => (await queue.getJobState(id)) === 'completed');
-      // The one fetch that brought the job in; BullMQ's own loop makes a second one before starting it.
-      expect(fetchesAtStart[i] - before).toBe(1);
-      await until(async () => waits > waitsBefore && (await parked()));
-      // At rest again: the fetch that brought the job in, the one made while it ran, and one blocking wait (a wait
-      // on the marker its own take left behind would return at once, and a third fetch would follow).
-      expect(fetches - before).toBe(2);
-      expect(waits - waitsBefore).toBe(1);
+      // The job came back with the wake-up: no fetch on the worker's own connection before it started (BullMQ alone
+      // makes two: one after the wake-up, and a second before starting the first job).
+      expect(atStart[i].fetches - before.fetches).toBe(0);
+      await until(async () => count.waits() > before.waits && (await parked()));
+      // At rest again: the fetch made while the job ran, then one blocking wait with its take-ahead behind it (a wait
+      // on the marker its own take left behind would return at once, and more fetches would follow).
+      expect(count.fetches() - before.fetches).toBe(1);
+      expect(count.waits() - before.waits).toBe(1);
+      expect(count.takes() - before.takes).toBe(1);
     }
-    expect(waits).toBeGreaterThan(0);
-    expect(fetchesAtStart).toHaveLength(3);
+    // Every wait was followed by its take-ahead on the same connection, before anything else.
+    expect(count.sent.join(' ')).toBe(Array.from({ length: count.waits() }, () => 'wait take').join(' '));
+    expect(atStart).toHaveLength(3);
+  });
+
+  it("locks a job taken ahead with the worker's own token and stamps it with the time it was taken", async () => {
+    let lock: string | null = null;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const p = processor(async (data) => {
+      lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
+      await gate;
+      return { invocation: invocationFor(data), settled: Promise.resolve() };
+    }, 2);
+    p.start();
+    await until(() => parked());
+    // The take-ahead was written when the worker parked; the job is added well after that.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const id = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+    await until(() => lock !== null);
+    // Crash recovery finds an executor's jobs by this prefix; the token is unique to this take.
+    expect(lock).toMatch(new RegExp(`^${p.workerId}:t\\d+$`));
+    release();
+    await until(async () => (await queue.getJobState(id)) === 'completed');
+    const done = await queue.getJob(id);
+    // Redis's clock when the job was taken, not the client's when the take was written (1.5 s earlier).
+    expect(done?.processedOn).toBeGreaterThanOrEqual(done?.timestamp ?? Infinity);
+    expect(done?.returnvalue).toEqual(invocationFor(job(id)));
+  });
+
+  it('runs a delayed job (a retry backing off) when it is due, and leaves no job locked once closed', async () => {
+    const started: string[] = [];
+    const p = processor((data) => {
+      started.push(data.invocationId);
+      return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
+    }, 2);
+    p.start();
+    await until(() => parked());
+    const delayed = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(delayed), { ...invocationJobOptions(delayed), delay: 300 });
+    await until(async () => (await queue.getJobState(delayed)) === 'completed', 5_000);
+    expect(started).toEqual([delayed]);
+
+    await until(() => parked());
+    await p.close();
+    // Closing dropped the parked wait and the take written behind it: a job added now stays waiting, unlocked.
+    const later = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(later), invocationJobOptions(later));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await queue.getJobState(later)).toBe('waiting');
+    expect(await queueConnection.exists(`${prefix}:${INVOCATIONS_QUEUE}:${later}:lock`)).toBe(0);
+    expect(started).toEqual([delayed]);
   });
 
   it('is woken by a job added while another runs, once it has parked', async () => {

@@ -1,14 +1,17 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type JobJson } from 'bullmq';
 import type Redis from 'ioredis';
 import { ErrorCode, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, type InvocationRunner } from './invocation-runner';
 import type { ReplyPublisher } from './reply-publisher';
+import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake, takeAheadSupported, type TakenJob } from './take-ahead';
 
 export interface ProcessorOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /** Send the fetch behind the blocking wait (see ReplyFirstWorker); on by default. */
+  takeAhead?: boolean;
 }
 
 export interface ProcessorHooks {
@@ -27,8 +30,19 @@ export interface ProcessorHooks {
  * - That fetch first clears the marker the queue keeps for "jobs waiting", so that when it finds nothing the worker
  *   blocks until a job comes instead of waking at once on the marker its own last take left behind (and fetching
  *   once more for nothing): one blocking wait and two fetches per job at rest, not two and three.
- * With nothing running (the fetch after a wake-up), a fetch goes out at once.
+ * - The fetch after a wake-up is sent ahead, behind the blocking wait itself (`BZPOPMIN` on the marker, then BullMQ's
+ *   `moveToActive` script written in the same write on the blocking connection). Redis holds a blocked client's
+ *   next commands until the wait returns and then runs them at once, so the job comes back with the wake-up: the
+ *   worker does not wake, ask for the job and sleep again while Redis runs the script. The script is BullMQ's own,
+ *   with "now" and the packed options computed in Redis (`take-ahead.ts`), and it locks the job with a token of
+ *   this worker (`<worker id>:t<n>`), which the job then carries through BullMQ's loop like any fetched job.
+ * With nothing running and nothing taken ahead, a fetch goes out at once.
  */
+/** The name the take-ahead script is defined under on BullMQ's blocking connection. */
+const TAKE_AHEAD_COMMAND = 'toolhostTakeAhead';
+/** How long the answer of a take-ahead is waited for once its blocking wait has returned (normally: no time). */
+const TAKE_AHEAD_WAIT_MS = 2_000;
+
 class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   /** The job the last fetch returned, until the loop starts it. */
   private fetched: Job<InvocationJob, Invocation> | undefined;
@@ -38,6 +52,10 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   /** The connection BullMQ sends this worker's fetches on: the one it was given, not a copy (its blocking one is). */
   private readonly connection: Redis;
 
+  /** Jobs a take-ahead locked for this worker, until its loop fetches them. */
+  private readonly taken: TakenJob[] = [];
+  private takes = 0;
+
   constructor(processor: (job: Job<InvocationJob, Invocation>) => Promise<Invocation>, options: ProcessorOptions) {
     super(INVOCATIONS_QUEUE, processor, {
       connection: options.connection,
@@ -46,11 +64,87 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       autorun: false,
     });
     this.connection = options.connection;
+    if (options.takeAhead !== false && takeAheadSupported()) this.sendFetchesAhead();
+  }
+
+  /**
+   * Wraps the backend's blocking wait: the `BZPOPMIN` it writes is followed on the same connection by a take-ahead,
+   * whose answer is read as soon as the wait returns. A job it took is handed to BullMQ's loop as "fetch now".
+   */
+  private sendFetchesAhead(): void {
+    const backend = this.backend;
+    const wait = backend.waitForJob.bind(backend);
+    backend.waitForJob = async (blockTimeout: number) => {
+      const client = await backend.blockingClient;
+      if (!client) return wait(blockTimeout);
+      let take: Promise<TakenJob | undefined> | undefined;
+      client.bzpopmin = (...args: Parameters<typeof client.bzpopmin>) => {
+        // One wait, one take: the next wait goes through BullMQ's own method again.
+        delete (client as Partial<typeof client>).bzpopmin;
+        const waited = client.bzpopmin(...args);
+        take = this.takeAhead(client);
+        return waited;
+      };
+      let woken: Awaited<ReturnType<typeof wait>>;
+      try {
+        woken = await wait(blockTimeout);
+      } finally {
+        if (Object.prototype.hasOwnProperty.call(client, 'bzpopmin')) {
+          delete (client as Partial<typeof client>).bzpopmin;
+        }
+      }
+      if (!take) return woken;
+      // Written behind the wait, the take is answered right after it. Should the wait have been abandoned (BullMQ's
+      // watchdog resets a blocking connection that hangs), a late answer is still kept for the next fetch.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), TAKE_AHEAD_WAIT_MS)));
+      const taken = await Promise.race([take, late]);
+      clearTimeout(timer);
+      if (taken === 'late') {
+        void take.then((job) => job && this.taken.push(job));
+        return woken;
+      }
+      if (!taken) return woken;
+      this.taken.push(taken);
+      // "Nothing to wait for": BullMQ's loop fetches at once, and that fetch is answered with this job.
+      return null;
+    };
+  }
+
+  private takeAhead(client: NonNullable<Awaited<typeof this.backend.blockingClient>>): Promise<TakenJob | undefined> {
+    const token = `${this.id}:t${(this.takes += 1)}`;
+    if (!(TAKE_AHEAD_COMMAND in client)) {
+      client.defineCommand(TAKE_AHEAD_COMMAND, { numberOfKeys: TAKE_AHEAD_KEYS, lua: TAKE_AHEAD_SCRIPT });
+    }
+    const keys = this.keys;
+    const args = [
+      keys.wait,
+      keys.active,
+      keys.prioritized,
+      keys.events,
+      keys.stalled,
+      keys.limiter,
+      keys.delayed,
+      keys.paused,
+      keys.meta,
+      keys.pc,
+      keys.marker,
+      keys[''],
+      '0',
+      token,
+      String(this.opts.lockDuration),
+    ];
+    return (client.runCommand(TAKE_AHEAD_COMMAND, args) as Promise<unknown>).then(
+      (raw) => decodeTake(raw, token),
+      () => undefined,
+    );
   }
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<InvocationJob, Invocation>> {
     // BullMQ types the empty answer as a Job; at runtime it is undefined, which its loop reads as "none for now".
     if (this.fetched !== undefined) return undefined as unknown as Job<InvocationJob, Invocation>;
+    const taken = this.taken.shift();
+    if (taken) return this.keep(await this.nextJobFromJobData(taken.jobData as JobJson, taken.id, taken.token));
     let markerCleared: Promise<unknown> | undefined;
     if (this.jobsRunning > 0) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -63,6 +157,11 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     }
     const job = await super.moveToActive(token, name);
     await markerCleared;
+    return this.keep(job);
+  }
+
+  /** Remembers a fetched job until the loop starts it (the loop's next fetch is then answered "none"). */
+  private keep(job: Job<InvocationJob, Invocation>): Job<InvocationJob, Invocation> {
     if (job) {
       this.fetched = job;
       // The loop starts a fetched job within the turn that fetched it; should some path not, fetching resumes.

@@ -1,0 +1,51 @@
+import { raw2NextJobData } from 'bullmq';
+
+/**
+ * BullMQ's own `moveToActive` script, as the installed BullMQ ships it: the take-ahead runs exactly the script a
+ * fetch runs, so it follows BullMQ upgrades instead of copying its logic.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { moveToActive } = require('bullmq/dist/cjs/scripts/moveToActive-11') as {
+  moveToActive: { content: string; keys: number };
+};
+
+/**
+ * The script a take-ahead sends: BullMQ's `moveToActive` with its two client-side arguments made server-side, because
+ * the command waits in Redis behind a blocking wait and runs seconds after it was written:
+ * - ARGV[2], "now", becomes Redis's clock when the script runs (it stamps `processedOn` and decides which delayed jobs
+ *   are due); written by the client it would be as old as the wait;
+ * - ARGV[3], the options BullMQ packs with msgpack, is packed here from the token, lock duration and worker name, so
+ *   the worker needs no msgpack encoder of its own. No limiter: the invocations queue has none.
+ */
+export const TAKE_AHEAD_SCRIPT = `local __now = redis.call('TIME')
+ARGV[2] = __now[1] .. string.format('%03d', math.floor(tonumber(__now[2]) / 1000))
+ARGV[3] = cmsgpack.pack({token = ARGV[3], lockDuration = tonumber(ARGV[4])})
+${moveToActive.content}`;
+
+export const TAKE_AHEAD_KEYS = moveToActive.keys;
+
+/**
+ * Whether the installed BullMQ's `moveToActive` still reads its arguments the way the take-ahead rewrites them; if a
+ * BullMQ upgrade changes that, the worker fetches the plain way instead of running a script it no longer matches.
+ */
+export function takeAheadSupported(): boolean {
+  return (
+    moveToActive.keys === 11 &&
+    /ARGV\[2\]\s+timestamp/.test(moveToActive.content) &&
+    moveToActive.content.includes('cmsgpack.unpack(ARGV[3])')
+  );
+}
+
+/** A job a take-ahead moved to active and locked with `token`, decoded the way BullMQ decodes a fetch. */
+export interface TakenJob {
+  token: string;
+  jobData: unknown;
+  id: string;
+}
+
+/** The take's raw answer, if it found a job (an empty take carries only delay information BullMQ re-reads itself). */
+export function decodeTake(raw: unknown, token: string): TakenJob | undefined {
+  if (!Array.isArray(raw)) return undefined;
+  const [jobData, id] = raw2NextJobData(raw) as [unknown, unknown];
+  return jobData && typeof id === 'string' ? { token, jobData, id } : undefined;
+}
