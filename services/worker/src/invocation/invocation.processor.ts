@@ -55,6 +55,7 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   /** Jobs a take-ahead locked for this worker, until its loop fetches them. */
   private readonly taken: TakenJob[] = [];
   private takes = 0;
+  private readonly takingAhead: boolean;
 
   constructor(processor: (job: Job<InvocationJob, Invocation>) => Promise<Invocation>, options: ProcessorOptions) {
     super(INVOCATIONS_QUEUE, processor, {
@@ -64,7 +65,8 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       autorun: false,
     });
     this.connection = options.connection;
-    if (options.takeAhead !== false && takeAheadSupported()) this.sendFetchesAhead();
+    this.takingAhead = options.takeAhead !== false && takeAheadSupported();
+    if (this.takingAhead) this.sendFetchesAhead();
   }
 
   /**
@@ -148,6 +150,15 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     let markerCleared: Promise<unknown> | undefined;
     if (this.jobsRunning > 0) {
       await new Promise((resolve) => setImmediate(resolve));
+      if (this.takingAhead) {
+        const arrived = this.taken.shift();
+        if (arrived)
+          return this.keep(await this.nextJobFromJobData(arrived.jobData as JobJson, arrived.id, arrived.token));
+        // Answered "none" without asking Redis: BullMQ marks itself drained and parks on the marker, with a take-ahead
+        // behind the wait. Takes-ahead remove the marker when they leave nothing waiting, so the wait returns at once
+        // with a job when jobs wait and otherwise holds until one is added.
+        return this.nextJobFromJobData();
+      }
       // Every take re-adds the queue's "jobs waiting" marker, so the blocking wait after a fetch that finds nothing
       // would return at once on that stale marker and fetch again: two more round trips per job. Removing it first,
       // on the connection the fetch goes out on (so Redis runs the two in this order), keeps what it stands for: a

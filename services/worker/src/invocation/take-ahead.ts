@@ -14,13 +14,24 @@ const { moveToActive } = require('bullmq/dist/cjs/scripts/moveToActive-11') as {
  * the command waits in Redis behind a blocking wait and runs seconds after it was written:
  * - ARGV[2], "now", becomes Redis's clock when the script runs (it stamps `processedOn` and decides which delayed jobs
  *   are due); written by the client it would be as old as the wait;
- * - ARGV[3], the options BullMQ packs with msgpack, is packed here from the token, lock duration and worker name, so
- *   the worker needs no msgpack encoder of its own. No limiter: the invocations queue has none.
+ * - ARGV[3], the options BullMQ packs with msgpack, is packed here from the token and lock duration, so the worker
+ *   needs no msgpack encoder of its own. No limiter: the invocations queue has none.
+ * After it, the queue's base marker ("jobs waiting": member "0" of KEYS[11]) is removed when nothing is left waiting
+ * (KEYS[1] wait, KEYS[3] prioritized). BullMQ re-adds it on every take so that another worker looks for more; left
+ * behind with nothing to take, it would wake the next blocking wait at once for nothing. A job added later writes it
+ * again; delayed jobs keep their own member.
  */
 export const TAKE_AHEAD_SCRIPT = `local __now = redis.call('TIME')
 ARGV[2] = __now[1] .. string.format('%03d', math.floor(tonumber(__now[2]) / 1000))
 ARGV[3] = cmsgpack.pack({token = ARGV[3], lockDuration = tonumber(ARGV[4])})
-${moveToActive.content}`;
+local function __moveToActive()
+${moveToActive.content}
+end
+local __taken = __moveToActive()
+if redis.call('LLEN', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('ZREM', KEYS[11], '0')
+end
+return __taken`;
 
 export const TAKE_AHEAD_KEYS = moveToActive.keys;
 
