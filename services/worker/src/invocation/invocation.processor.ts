@@ -83,9 +83,16 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       client.bzpopmin = (...args: Parameters<typeof client.bzpopmin>) => {
         // One wait, one take: the next wait goes through BullMQ's own method again.
         delete (client as Partial<typeof client>).bzpopmin;
-        const waited = client.bzpopmin(...args);
-        take = this.takeAhead(client);
-        return waited;
+        // Both in one write (one system call, one wake-up of Redis), not one each.
+        const socket = (client as unknown as { stream?: { cork(): void; uncork(): void } }).stream;
+        socket?.cork();
+        try {
+          const waited = client.bzpopmin(...args);
+          take = this.takeAhead(client);
+          return waited;
+        } finally {
+          socket?.uncork();
+        }
       };
       let woken: Awaited<ReturnType<typeof wait>>;
       try {
