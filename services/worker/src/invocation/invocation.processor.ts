@@ -52,8 +52,8 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   /** The connection BullMQ sends this worker's fetches on: the one it was given, not a copy (its blocking one is). */
   private readonly connection: Redis;
 
-  /** Jobs a take-ahead locked for this worker, until its loop fetches them. */
-  private readonly taken: TakenJob[] = [];
+  /** The job a take-ahead locked for this worker, until its loop fetches it (in the same turn). */
+  private taken: TakenJob | undefined;
   private takes = 0;
   private readonly takingAhead: boolean;
 
@@ -104,17 +104,14 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       }
       if (!take) return woken;
       // Written behind the wait, the take is answered right after it. Should the wait have been abandoned (BullMQ's
-      // watchdog resets a blocking connection that hangs), a late answer is still kept for the next fetch.
+      // watchdog resets a blocking connection that hangs), a job in a late answer is not run: its lock lapses and
+      // BullMQ's stalled-job check gives it to a worker again, as it would for a worker that died holding it.
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), TAKE_AHEAD_WAIT_MS)));
       const taken = await Promise.race([take, late]);
       clearTimeout(timer);
-      if (taken === 'late') {
-        void take.then((job) => job && this.taken.push(job));
-        return woken;
-      }
-      if (!taken) return woken;
-      this.taken.push(taken);
+      if (taken === 'late' || !taken) return woken;
+      this.taken = taken;
       // "Nothing to wait for": BullMQ's loop fetches at once, and that fetch is answered with this job.
       return null;
     };
@@ -152,15 +149,13 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   protected override async moveToActive(token: string, name?: string): Promise<Job<InvocationJob, Invocation>> {
     // BullMQ types the empty answer as a Job; at runtime it is undefined, which its loop reads as "none for now".
     if (this.fetched !== undefined) return undefined as unknown as Job<InvocationJob, Invocation>;
-    const taken = this.taken.shift();
+    const taken = this.taken;
+    this.taken = undefined;
     if (taken) return this.keep(await this.nextJobFromJobData(taken.jobData as JobJson, taken.id, taken.token));
     let markerCleared: Promise<unknown> | undefined;
     if (this.jobsRunning > 0) {
       await new Promise((resolve) => setImmediate(resolve));
       if (this.takingAhead) {
-        const arrived = this.taken.shift();
-        if (arrived)
-          return this.keep(await this.nextJobFromJobData(arrived.jobData as JobJson, arrived.id, arrived.token));
         // Answered "none" without asking Redis: BullMQ marks itself drained and parks on the marker, with a take-ahead
         // behind the wait. Takes-ahead remove the marker when they leave nothing waiting, so the wait returns at once
         // with a job when jobs wait and otherwise holds until one is added.
