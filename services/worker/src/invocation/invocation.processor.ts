@@ -20,22 +20,24 @@ export interface ProcessorHooks {
 }
 
 /**
- * BullMQ's Worker with three changes to how it fetches, all to keep Redis work off the path of a call:
+ * BullMQ's Worker with changes to how it fetches, all to keep Redis work off the path of a call:
  * - After fetching a job, BullMQ's loop fetches another before it starts the first one: one more `moveToActive`
  *   round trip (and Lua script) between a job's arrival and its run. Here that second fetch answers "none" at
  *   once; the loop starts the job it has and comes back for the next one while that one runs.
- * - A fetch made while jobs are running waits for one `setImmediate`: building it (~50 µs of JS) otherwise
- *   interleaves with the running job's microtasks and lands between its sandbox run and its reply `PUBLISH`. A job
- *   that awaits I/O yields at once, so the fetch still overlaps with it.
- * - That fetch first clears the marker the queue keeps for "jobs waiting", so that when it finds nothing the worker
- *   blocks until a job comes instead of waking at once on the marker its own last take left behind (and fetching
- *   once more for nothing): one blocking wait and two fetches per job at rest, not two and three.
  * - The fetch after a wake-up is sent ahead, behind the blocking wait itself (`BZPOPMIN` on the marker, then BullMQ's
  *   `moveToActive` script written in the same write on the blocking connection). Redis holds a blocked client's
  *   next commands until the wait returns and then runs them at once, so the job comes back with the wake-up: the
  *   worker does not wake, ask for the job and sleep again while Redis runs the script. The script is BullMQ's own,
  *   with "now" and the packed options computed in Redis (`take-ahead.ts`), and it locks the job with a token of
  *   this worker (`<worker id>:t<n>`), which the job then carries through BullMQ's loop like any fetched job.
+ * - While jobs run, the next job is looked for by parking, not fetching: after one `setImmediate` (building the wait
+ *   sooner lands it between the running job's sandbox run and its reply `PUBLISH`), BullMQ is answered "none" without
+ *   a round trip, marks itself drained and waits, with a take-ahead behind the wait. A take-ahead removes the queue's
+ *   "jobs waiting" marker when it leaves nothing waiting, so the wait returns at once when jobs wait and otherwise
+ *   holds until one is added: one blocking wait and one take per job at rest, and no fetch that finds nothing.
+ * - Without the take-ahead (a BullMQ whose script it does not match), the fetch made while jobs run waits one
+ *   `setImmediate` and first clears the marker its own last take left behind, so that the wait after it finds
+ *   nothing blocks instead of returning at once on that stale marker.
  * With nothing running and nothing taken ahead, a fetch goes out at once.
  */
 /** The name the take-ahead script is defined under on BullMQ's blocking connection. */
