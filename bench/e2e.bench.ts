@@ -12,113 +12,15 @@
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import autocannon from 'autocannon';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
+import { cannon, measure, median, target, type Measure, type Sample } from './http-bench';
 import { startSkeleton } from './skeleton-path';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 2);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
 const PAUSE_MS = 1_000;
-
-const slug = {
-  title: 'Slug Generator',
-  description: 'Turns a title into a URL slug',
-  inputSchema: {
-    type: 'object',
-    properties: { title: { type: 'string', minLength: 1 } },
-    required: ['title'],
-    additionalProperties: false,
-  },
-  code: `export async function handle(input) {
-  return input.title.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
-}`,
-};
-
-interface Measure {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-}
-
-/** One round of one measurement: what `Measure` is computed from. */
-interface Sample {
-  requests: number;
-  seconds: number;
-  latencies: number[];
-  errors: number;
-  non2xx: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function cannon(url: string, key: string, tool: string, connections: number, seconds: number): Promise<Sample> {
-  const latencies: number[] = [];
-  let instance: autocannon.Instance | undefined;
-  const finished = new Promise<autocannon.Result>((resolve, reject) => {
-    instance = autocannon(
-      {
-        url: `${url}/v1/invocations`,
-        method: 'POST',
-        connections,
-        duration: seconds,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ tool, input: { title: 'My Blog Post Title' } }),
-      },
-      (error, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)),
-    );
-  });
-  instance?.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-    if (statusCode === 200) latencies.push(responseTime);
-  });
-  const result = await finished;
-  return {
-    requests: result.requests.total,
-    seconds,
-    latencies,
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-  };
-}
-
-function measure(samples: Sample[]): Measure {
-  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
-  const sum = (pick: (s: Sample) => number): number => samples.reduce((total, s) => total + pick(s), 0);
-  return {
-    rps: sum((s) => s.requests) / sum((s) => s.seconds),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    errors: sum((s) => s.errors),
-    non2xx: sum((s) => s.non2xx),
-  };
-}
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)];
-};
-
-/** A stack with the slug tool created and checked; returns what one measurement against it runs. */
-async function target(
-  label: string,
-  stack: Stack,
-): Promise<{ url: string; run: (connections: number, seconds: number) => Promise<Sample> }> {
-  const { key } = await stack.tenant(label);
-  const tool = await stack.createTool(key, slug);
-  const check = await stack.invoke(key, { tool: tool.toolName, input: { title: 'My Blog Post Title' } });
-  if (check.body?.result !== 'my-blog-post-title')
-    throw new Error(`${label}: wrong answer ${JSON.stringify(check.body)}`);
-  return {
-    url: stack.gatewayUrl,
-    run: (connections, seconds) => cannon(stack.gatewayUrl, key, tool.toolName, connections, seconds),
-  };
-}
 
 const bareConnection = { url: REDIS_URL, maxRetriesPerRequest: null };
 const echoWorker = (name: string): Worker =>

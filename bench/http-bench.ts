@@ -1,0 +1,110 @@
+/**
+ * What the HTTP benchmarks share: the Slug Generator tool, autocannon rounds against `POST /v1/invocations`, and
+ * the statistics (`bench:e2e`, `bench:ab`).
+ */
+import autocannon from 'autocannon';
+import type { Stack } from '../test/e2e/stack';
+
+export const slug = {
+  title: 'Slug Generator',
+  description: 'Turns a title into a URL slug',
+  inputSchema: {
+    type: 'object',
+    properties: { title: { type: 'string', minLength: 1 } },
+    required: ['title'],
+    additionalProperties: false,
+  },
+  code: `export async function handle(input) {
+  return input.title.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}`,
+};
+
+export interface Measure {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** One round of one measurement: what `Measure` is computed from. */
+export interface Sample {
+  requests: number;
+  seconds: number;
+  latencies: number[];
+  errors: number;
+  non2xx: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export async function cannon(
+  url: string,
+  key: string,
+  tool: string,
+  connections: number,
+  seconds: number,
+): Promise<Sample> {
+  const latencies: number[] = [];
+  let instance: autocannon.Instance | undefined;
+  const finished = new Promise<autocannon.Result>((resolve, reject) => {
+    instance = autocannon(
+      {
+        url: `${url}/v1/invocations`,
+        method: 'POST',
+        connections,
+        duration: seconds,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ tool, input: { title: 'My Blog Post Title' } }),
+      },
+      (error, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)),
+    );
+  });
+  instance?.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    if (statusCode === 200) latencies.push(responseTime);
+  });
+  const result = await finished;
+  return {
+    requests: result.requests.total,
+    seconds,
+    latencies,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function measure(samples: Sample[]): Measure {
+  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
+  const sum = (pick: (s: Sample) => number): number => samples.reduce((total, s) => total + pick(s), 0);
+  return {
+    rps: sum((s) => s.requests) / sum((s) => s.seconds),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors: sum((s) => s.errors),
+    non2xx: sum((s) => s.non2xx),
+  };
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)];
+};
+
+/** A stack with the slug tool created and checked; returns what one measurement against it runs. */
+export async function target(
+  label: string,
+  stack: Stack,
+): Promise<{ url: string; run: (connections: number, seconds: number) => Promise<Sample> }> {
+  const { key } = await stack.tenant(label);
+  const tool = await stack.createTool(key, slug);
+  const check = await stack.invoke(key, { tool: tool.toolName, input: { title: 'My Blog Post Title' } });
+  if (check.body?.result !== 'my-blog-post-title')
+    throw new Error(`${label}: wrong answer ${JSON.stringify(check.body)}`);
+  return {
+    url: stack.gatewayUrl,
+    run: (connections, seconds) => cannon(stack.gatewayUrl, key, tool.toolName, connections, seconds),
+  };
+}
