@@ -12,9 +12,8 @@ import { existsSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Stack as StackClass, StackOptions } from '../test/e2e/stack';
 import { projectRoot } from '../scripts/project-root';
-import { Stack } from '../test/e2e/stack';
+import { Stack, type StackOptions } from '../test/e2e/stack';
 import { measure, median, target, type Sample } from './http-bench';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
@@ -53,7 +52,7 @@ async function main(): Promise<void> {
   try {
     // The base's own stack harness starts the base's own build of every service.
     const { Stack: BaseStack } = createRequire(__filename)(join(base.dir, 'dist', 'test', 'e2e', 'stack.js')) as {
-      Stack: typeof StackClass;
+      Stack: typeof Stack;
     };
     const options: StackOptions = {
       env: { LOG_LEVEL: 'warn' },
@@ -61,20 +60,14 @@ async function main(): Promise<void> {
       // The worker's default executor count (the test stacks pin 2).
       workerEnv: { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) },
     };
-    const runs: Record<'base' | 'this', (seconds: number) => Promise<Sample>> = {
-      base: () => never(),
-      this: () => never(),
-    };
-    for (const [name, StackOf] of [
-      ['base', BaseStack],
-      ['this', Stack],
-    ] as const) {
+    const start = async (name: string, StackOf: typeof Stack): Promise<(seconds: number) => Promise<Sample>> => {
       const stack = await new StackOf(options).start();
       stops.push(() => stack.stop());
       const { run } = await target(name, stack);
-      runs[name] = (seconds) => run(CONNECTIONS, seconds);
-      await runs[name](2);
-    }
+      await run(CONNECTIONS, 2);
+      return (seconds) => run(CONNECTIONS, seconds);
+    };
+    const runs = { base: await start('base', BaseStack), this: await start('this', Stack) };
     const samples: Record<'base' | 'this', Sample[]> = { base: [], this: [] };
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const name of round % 2 === 0 ? (['base', 'this'] as const) : (['this', 'base'] as const)) {
@@ -104,10 +97,6 @@ async function main(): Promise<void> {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     base.remove();
   }
-}
-
-function never(): Promise<Sample> {
-  return Promise.reject(new Error('not started'));
 }
 
 main().then(

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import Redis from 'ioredis';
-import { Stack } from '../test/e2e/stack';
+import { REDIS_URL, Stack } from '../test/e2e/stack';
 
 const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
 /** 64 shows the cost under load; 1 shows what a single sequential client pays per call (BENCH_CONNECTIONS=1). */
@@ -66,8 +66,8 @@ async function main(): Promise<void> {
       inputSchema: { type: 'object' },
       code: "export async function handle(input) { return input.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'); }",
     });
-    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    const redisPort = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379').port || '6379';
+    const redis = new Redis(REDIS_URL);
+    const redisPort = new URL(REDIS_URL).port || '6379';
     const supervisor = stack.service('worker').process.pid ?? 0;
     const sum = (list: Cpu[]): Cpu =>
       list.reduce((total, cpu) => ({ user: total.user + cpu.user, system: total.system + cpu.system }), {

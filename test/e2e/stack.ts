@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { projectRoot } from '../../scripts/project-root';
+import { loadWorkerConfig } from '../../services/worker/src/worker.config';
 import { dropRedisKeys } from '../support/redis-keys';
 import { freePort } from '../support/registry-server';
 
@@ -43,6 +44,18 @@ export interface ServiceProcess {
   url: string;
   process: ChildProcess;
   output: string[];
+  /** How long `stop()` lets it drain after SIGTERM before SIGKILL. */
+  drainMs: number;
+}
+
+/**
+ * A worker's drain may wait out a run's wall clock plus the stuck grace (its own settings); killed sooner, its
+ * executors would outlive the stack and write to the keys and database `stop()` drops. The others drain in seconds.
+ */
+function drainBoundMs(name: string, env: Record<string, string>): number {
+  if (name !== 'worker') return 10_000;
+  const config = loadWorkerConfig(env);
+  return config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS + 5_000;
 }
 
 export class Stack {
@@ -107,6 +120,8 @@ export class Stack {
   }
 
   private async launch(name: string, env: Record<string, string>): Promise<void> {
+    // Read before the process exists, so a configuration it cannot read leaves nothing running.
+    const drainMs = drainBoundMs(name, env);
     const child = spawn(
       process.execPath,
       ['--no-node-snapshot', join(root, 'dist', 'services', name, 'src', 'main.js')],
@@ -124,7 +139,13 @@ export class Stack {
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     const port = env[`${name.toUpperCase()}_PORT`];
-    const service: ServiceProcess = { name, url: `http://127.0.0.1:${port}`, process: child, output };
+    const service: ServiceProcess = {
+      name,
+      url: `http://127.0.0.1:${port}`,
+      process: child,
+      output,
+      drainMs,
+    };
     this.services.push(service);
     await this.waitReady(service);
   }
@@ -159,9 +180,7 @@ export class Stack {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
-        // A worker's drain may wait out a run's wall clock plus the stuck grace (35 s by default); killed sooner, its
-        // executors would outlive the stack and write to the keys and database dropped below.
-        const timer = setTimeout(() => child.kill('SIGKILL'), service.name === 'worker' ? 40_000 : 10_000);
+        const timer = setTimeout(() => child.kill('SIGKILL'), service.drainMs);
         await exited;
         clearTimeout(timer);
       }),

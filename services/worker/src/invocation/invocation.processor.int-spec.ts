@@ -81,12 +81,12 @@ describe('InvocationProcessor', () => {
     subscriber.disconnect();
   });
 
-  function processor(runJob: InvocationRunner['runJob'], concurrency: number): InvocationProcessor {
+  function processor(runJob: InvocationRunner['runJob'], concurrency: number, takeAhead = true): InvocationProcessor {
     const created = new InvocationProcessor(
       { runJob } as InvocationRunner,
       new ReplyPublisher(publisher),
       { onFinished: () => undefined, onInfrastructureFailure: () => undefined },
-      { connection, prefix, concurrency },
+      { connection, prefix, concurrency, takeAhead },
     );
     processors.push(created);
     return created;
@@ -165,6 +165,34 @@ describe('InvocationProcessor', () => {
     // Every wait was followed by its take-ahead on the same connection, before anything else.
     expect(count.sent.join(' ')).toBe(Array.from({ length: count.waits() }, () => 'wait take').join(' '));
     expect(atStart).toHaveLength(3);
+  });
+
+  it('without the take-ahead (a BullMQ whose script it does not match), fetches clear the stale marker', async () => {
+    const count = countCommands();
+    const started: string[] = [];
+    const p = processor(
+      (data) => {
+        started.push(data.invocationId);
+        return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
+      },
+      4,
+      false,
+    );
+    p.start();
+    for (let i = 0; i < 3; i += 1) {
+      await until(async () => count.waits() > 0 && (await parked()));
+      const before = { fetches: count.fetches(), waits: count.waits() };
+      const id = randomUUID();
+      await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+      await until(async () => (await queue.getJobState(id)) === 'completed');
+      await until(async () => count.waits() > before.waits && (await parked()));
+      // The fetch after the wake-up and the one made while the job ran, then one wait: the second fetch removed the
+      // marker the first one's take left behind, so the wait did not return at once for a third fetch.
+      expect(count.fetches() - before.fetches).toBe(2);
+      expect(count.waits() - before.waits).toBe(1);
+    }
+    expect(count.takes()).toBe(0);
+    expect(started).toHaveLength(3);
   });
 
   it("locks a job taken ahead with the worker's own token and stamps it with the time it was taken", async () => {

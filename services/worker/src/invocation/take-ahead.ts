@@ -2,12 +2,18 @@ import { raw2NextJobData } from 'bullmq';
 
 /**
  * BullMQ's own `moveToActive` script, as the installed BullMQ ships it: the take-ahead runs exactly the script a
- * fetch runs, so it follows BullMQ upgrades instead of copying its logic.
+ * fetch runs, so it follows BullMQ upgrades instead of copying its logic. Undefined when this BullMQ no longer ships
+ * it under that name: the worker then fetches the plain way rather than fail to start.
  */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { moveToActive } = require('bullmq/dist/cjs/scripts/moveToActive-11') as {
-  moveToActive: { content: string; keys: number };
-};
+const moveToActive = ((): { content: string; keys: number } | undefined => {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require('bullmq/dist/cjs/scripts/moveToActive-11') as { moveToActive?: { content: string; keys: number } })
+      .moveToActive;
+  } catch {
+    return undefined;
+  }
+})();
 
 /**
  * The script a take-ahead sends: BullMQ's `moveToActive` with its two client-side arguments made server-side, because
@@ -25,7 +31,7 @@ export const TAKE_AHEAD_SCRIPT = `local __now = redis.call('TIME')
 ARGV[2] = __now[1] .. string.format('%03d', math.floor(tonumber(__now[2]) / 1000))
 ARGV[3] = cmsgpack.pack({token = ARGV[3], lockDuration = tonumber(ARGV[4])})
 local function __moveToActive()
-${moveToActive.content}
+${moveToActive?.content ?? ''}
 end
 local __taken = __moveToActive()
 if redis.call('LLEN', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
@@ -33,7 +39,7 @@ if redis.call('LLEN', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
 end
 return __taken`;
 
-export const TAKE_AHEAD_KEYS = moveToActive.keys;
+export const TAKE_AHEAD_KEYS = 11;
 
 /**
  * Whether the installed BullMQ's `moveToActive` still reads its arguments the way the take-ahead rewrites them; if a
@@ -41,7 +47,8 @@ export const TAKE_AHEAD_KEYS = moveToActive.keys;
  */
 export function takeAheadSupported(): boolean {
   return (
-    moveToActive.keys === 11 &&
+    moveToActive !== undefined &&
+    moveToActive.keys === TAKE_AHEAD_KEYS &&
     /ARGV\[2\]\s+timestamp/.test(moveToActive.content) &&
     moveToActive.content.includes('cmsgpack.unpack(ARGV[3])')
   );
