@@ -1,7 +1,9 @@
 import Redis, { type RedisOptions } from 'ioredis';
 
 /**
- * - `producer`: fails fast when Redis is down (no offline queue) so the gateway answers 503 at once;
+ * - `producer`: fails fast when Redis is down (no offline queue) so the gateway answers 503 at once, and never
+ *   resends, after a reconnect, a command written before the connection dropped: its caller may have been answered
+ *   already (503, nothing enqueued), and a replayed add would run a tool nobody waits for;
  * - `worker`: BullMQ's blocking consumers need `maxRetriesPerRequest: null`;
  * - `subscriber`: pub/sub, reconnects forever.
  */
@@ -11,7 +13,13 @@ export function redisOptions(role: RedisRole): RedisOptions {
   const reconnect = (times: number): number => Math.min(100 * 2 ** Math.min(times, 5), 2_000);
   switch (role) {
     case 'producer':
-      return { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: reconnect };
+      return {
+        enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2_000,
+        retryStrategy: reconnect,
+      };
     case 'worker':
       return { maxRetriesPerRequest: null, retryStrategy: reconnect };
     case 'subscriber':

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
 import { FakeRegistry } from '../test/fake-registry';
 import { FakeWorker } from '../test/fake-worker';
 import { GatewayProcess } from '../test/gateway-process';
@@ -127,5 +128,99 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     expect(answer.body.status).toBe('queued');
     expect(await stopped).toBe(0);
     worker.releaseHeld();
+  });
+});
+
+describe('gateway resilience: an enqueue that Redis does not answer in time', () => {
+  const prefix = `test-gwst-${randomUUID().slice(0, 8)}`;
+  const registry = new FakeRegistry('internal-token-for-tests');
+  const tenantId = randomUUID();
+  const tool = {
+    id: randomUUID(),
+    tenantId,
+    title: 't',
+    description: 'd',
+    inputSchema: { type: 'object' },
+    status: 'active' as const,
+    disabledReason: null,
+    version: 1,
+  };
+  const ENQUEUE_TIMEOUT_MS = 1_000;
+  let redisServer: RedisServerProcess;
+  let worker: FakeWorker;
+  let gateway: GatewayProcess;
+  let admin: Redis;
+
+  const invoke = (input: Record<string, unknown>) =>
+    call(gateway.url, 'POST', '/v1/invocations', { key: 'key', json: { tool: tool.id, input }, timeoutMs: 15_000 });
+  /**
+   * Blocks Redis for `ms` (it answers nothing meanwhile) and resolves once the stall has begun, with the promise of
+   * its end (wrapped: an async function returning a promise would wait for it).
+   */
+  const stall = async (ms: number): Promise<{ ended: Promise<unknown> }> => {
+    const ended = admin.call('DEBUG', 'SLEEP', String(ms / 1000));
+    // A command sent after this one waits behind it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return { ended };
+  };
+
+  beforeAll(async () => {
+    registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
+    registry.tools.set(tool.id, tool);
+    await registry.start();
+    redisServer = await RedisServerProcess.start();
+    admin = new Redis(redisServer.url);
+    worker = new FakeWorker(redisServer.url, prefix);
+    gateway = await GatewayProcess.start({
+      REDIS_URL: redisServer.url,
+      QUEUE_PREFIX: prefix,
+      REGISTRY_URL: registry.url,
+      INTERNAL_API_TOKEN: registry.token,
+      ENQUEUE_TIMEOUT_MS: String(ENQUEUE_TIMEOUT_MS),
+    });
+    // Warm: key, tool and quota leases are held, so the stalled calls below reach the enqueue without Redis.
+    expect((await invoke({ n: 0 })).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    gateway?.kill();
+    await worker?.close();
+    admin?.disconnect();
+    await redisServer?.kill();
+    await registry.close();
+  });
+
+  it('runs the call when Redis answers the add after the deadline but before the read behind it', async () => {
+    const seenBefore = worker.seen.length;
+    // The add's deadline passes at 1 s; the state read sent then is answered when Redis wakes, after the add.
+    const stalled = await stall(1_600);
+    const started = Date.now();
+    const answer = await invoke({ n: 1 });
+    // It was answered after the stall, so the add's own deadline had passed.
+    expect(Date.now() - started).toBeGreaterThan(ENQUEUE_TIMEOUT_MS);
+    await stalled.ended;
+    expect(answer.status).toBe(200);
+    expect(answer.body.status).toBe('succeeded');
+    expect(worker.seen.slice(seenBefore).map((job) => job.input)).toEqual([{ n: 1 }]);
+  });
+
+  it('answers 503 naming the invocation when neither is answered in time, and the id tells what became of it', async () => {
+    const seenBefore = worker.seen.length;
+    const stalled = await stall(4_000);
+    const answer = await invoke({ n: 2 });
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('UNAVAILABLE');
+    expect(answer.body.error.details.enqueued).toBe('unknown');
+    const id = answer.body.error.details.invocationId as string;
+    await stalled.ended;
+    // The add was in Redis's input all along: it ran when Redis woke, once, and its record answers the poll.
+    const polled = await eventually(async () => {
+      const read = await call(gateway.url, 'GET', `/v1/invocations/${id}`, { key: 'key', timeoutMs: 5_000 });
+      return read.status === 200 && read.body.status === 'succeeded' ? read : undefined;
+    });
+    expect(polled.body.id).toBe(id);
+    expect(worker.seen.slice(seenBefore).map((job) => job.invocationId)).toEqual([id]);
+    // The gateway is fine afterwards.
+    expect((await invoke({ n: 3 })).status).toBe(200);
   });
 });

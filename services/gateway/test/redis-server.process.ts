@@ -32,7 +32,19 @@ export class RedisServerProcess {
     if (this.running) return;
     this.child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      // DEBUG (for `DEBUG SLEEP`: a Redis that stalls) only from this machine.
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--enable-debug-command',
+        'local',
+      ],
       {
         stdio: 'ignore',
       },

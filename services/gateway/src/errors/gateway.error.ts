@@ -42,8 +42,8 @@ export class GatewayError extends Error {
     return new GatewayError(ErrorCode.NOT_FOUND, `${what} not found`);
   }
 
-  static unavailable(message: string): GatewayError {
-    return new GatewayError(ErrorCode.UNAVAILABLE, message);
+  static unavailable(message: string, details?: unknown): GatewayError {
+    return new GatewayError(ErrorCode.UNAVAILABLE, message, details);
   }
 
   static rateLimited(message: string, retryAfterMs: number): GatewayError {

@@ -12,9 +12,24 @@ export interface JobSnapshot {
   failedReason: string | undefined;
 }
 
+/**
+ * An enqueue whose command was written but not answered (no answer in time, the connection dropped): Redis may
+ * have run it or not, and a later read could not tell which. Any other rejection of `enqueue` means nothing was
+ * enqueued.
+ */
+export class EnqueueUnconfirmedError extends Error {
+  constructor(readonly invocationId: string) {
+    super(`the enqueue of ${invocationId} was sent but Redis did not confirm it`);
+    this.name = 'EnqueueUnconfirmedError';
+  }
+}
+
 /** The invocations queue as the invocation service sees it (BullMQ behind it). */
 export interface InvocationQueue {
-  /** Adds the job; rejects (fast) when Redis cannot take it. */
+  /**
+   * Adds the job. Resolves once it is in the queue; rejects fast, with nothing enqueued, when Redis cannot take it;
+   * rejects with EnqueueUnconfirmedError when it was sent and whether it landed is unknown.
+   */
   enqueue(job: InvocationJobV1): Promise<void>;
   /** The job's record, or undefined when there is none (never enqueued, or past retention). */
   read(invocationId: string): Promise<JobSnapshot | undefined>;

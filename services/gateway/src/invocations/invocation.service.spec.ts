@@ -6,7 +6,7 @@ import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { RegistryClient, RegistryTool } from '../registry/registry.client';
 import { ToolResolver } from '../tools/tool-resolver.service';
-import type { InvocationQueue, JobSnapshot } from './invocation-queue';
+import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationService } from './invocation.service';
 import type { QuotaDecision, QuotaStore } from './quota-store';
 import type { PendingReply, ReplyWaiter } from './reply-waiter';
@@ -244,6 +244,24 @@ describe('InvocationService', () => {
     expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('503 UNAVAILABLE');
     expect(quota.released).toHaveLength(1);
     expect(replies.events).toEqual(['expect', 'cancel']);
+  });
+
+  it('answers UNAVAILABLE naming the invocation when the enqueue went out unconfirmed, keeping the slot and waiter', async () => {
+    const { service, queue, quota, replies } = setup();
+    queue.failure = new EnqueueUnconfirmedError('set-below');
+    const error = (await service
+      .invoke(principal, { tool: TOOL_ID, input: { n: 1 } })
+      .catch((e: unknown) => e)) as GatewayError;
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error.status).toBe(503);
+    expect(error.code).toBe('UNAVAILABLE');
+    const details = error.details as { invocationId: string; enqueued: string };
+    expect(details.enqueued).toBe('unknown');
+    expect(details.invocationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(error.message).not.toContain('nothing was enqueued');
+    // The job may run: its reply (or the sweep) frees the slot, so neither is dropped here.
+    expect(quota.released).toEqual([]);
+    expect(replies.events).toEqual(['expect', 'detach']);
   });
 
   it("reads invocations of the caller's tenant only", async () => {

@@ -17,7 +17,7 @@ import type { Principal } from '../auth/principal';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ToolResolver } from '../tools/tool-resolver.service';
-import type { InvocationQueue } from './invocation-queue';
+import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import type { QuotaStore } from './quota-store';
 import type { ReplyWaiter } from './reply-waiter';
@@ -54,6 +54,9 @@ function parseRequest(body: unknown): InvokeRequest {
 }
 
 const NOT_ENQUEUED = 'the invocation queue is unavailable; nothing was enqueued';
+const UNCONFIRMED =
+  'the invocation queue did not confirm the enqueue in time; the invocation may still run: ' +
+  'GET /v1/invocations/{id} with details.invocationId tells whether it did';
 
 function isRedisDown(error: unknown): boolean {
   return !(error instanceof GatewayError);
@@ -141,10 +144,18 @@ export class InvocationService {
       enqueuedAt: Date.now(),
     };
     try {
-      await this.guardRedis(() => this.queue.enqueue(job), NOT_ENQUEUED);
+      await this.queue.enqueue(job);
     } catch (error) {
+      if (error instanceof EnqueueUnconfirmedError) {
+        // Sent, and neither confirmed nor refuted (Redis stalled or the connection died with the add on it): the one
+        // 503 that cannot say "nothing was enqueued". It names the id, so a client polls instead of re-invoking and
+        // running the tool twice; the slot stays held until the job's reply frees it or the sweep reclaims it.
+        pending.detach();
+        throw GatewayError.unavailable(UNCONFIRMED, { invocationId, enqueued: 'unknown' });
+      }
       pending.cancel();
       release();
+      if (isRedisDown(error)) throw GatewayError.unavailable(NOT_ENQUEUED);
       throw error;
     }
 

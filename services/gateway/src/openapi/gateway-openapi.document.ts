@@ -108,6 +108,12 @@ export function gatewayOpenApiDocument(): Schema {
             413: error('BAD_REQUEST: input over 1 MiB'),
             429: error('RATE_LIMITED: tenant over its rate or concurrency quota; see Retry-After'),
             ...authErrors,
+            503: error(
+              'UNAVAILABLE: registry or queue unreachable; nothing was enqueued. One exception: when the enqueue was ' +
+                'sent and Redis neither confirmed nor refuted it in time, `details` is `{invocationId, enqueued: ' +
+                '"unknown"}`; poll GET /v1/invocations/{invocationId} (404 means it never landed) instead of invoking ' +
+                'again.',
+            ),
           },
         },
       },

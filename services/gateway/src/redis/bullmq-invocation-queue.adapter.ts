@@ -2,14 +2,15 @@ import { Job, Queue, QueueEvents } from 'bullmq';
 import type Redis from 'ioredis';
 import { INVOCATIONS_QUEUE, invocationJobOptions, type InvocationJobV1, type Retention } from '@toolhost/queue';
 import { withDeadline } from '../common/deadline';
-import type { InvocationQueue, JobSnapshot } from '../invocations/invocation-queue';
+import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from '../invocations/invocation-queue';
 
 /** BullMQ job name of an invocation (workers read `job.data`, the name is for people looking at the queue). */
 export const INVOKE_JOB_NAME = 'invoke';
 
 /**
- * The invocations queue on the producer connection. The connection never buffers, and a command is not even
- * attempted unless it is connected: an enqueue either lands now or fails now (503, nothing enqueued later).
+ * The invocations queue on the producer connection. The connection never buffers or replays, and a command is not
+ * even attempted unless it is connected: an enqueue lands now, or fails now with nothing enqueued, or — when the add
+ * was written and got no answer — is confirmed or refuted by a read behind it on the same connection.
  */
 export class BullmqInvocationQueue implements InvocationQueue {
   readonly queue: Queue<InvocationJobV1>;
@@ -28,11 +29,18 @@ export class BullmqInvocationQueue implements InvocationQueue {
 
   async enqueue(job: InvocationJobV1): Promise<void> {
     this.assertConnected();
-    await withDeadline(
-      this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId, this.retention)),
-      this.timeoutMs,
-      'enqueue',
-    );
+    try {
+      await withDeadline(
+        this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId, this.retention)),
+        this.timeoutMs,
+        'enqueue',
+      );
+    } catch {
+      // The add was written (the connection was up): Redis may run it late (a stall: a slow script, a fork, an
+      // fsync) or may have run it and lost the answer with the connection. A deadline cancels nothing, so the
+      // caller must not be told "nothing was enqueued" before that is known.
+      await this.confirm(job.invocationId);
+    }
   }
 
   async read(invocationId: string): Promise<JobSnapshot | undefined> {
@@ -55,6 +63,22 @@ export class BullmqInvocationQueue implements InvocationQueue {
 
   async close(): Promise<void> {
     await this.queue.close().catch(() => undefined);
+  }
+
+  /**
+   * Settles an unanswered add. Redis runs one connection's commands in order, so a state read behind the add on the
+   * same (still open) connection answers after it: a job there means it landed, none means it did not. The producer
+   * never resends a command after a reconnect, so an add lost with its connection cannot land later either.
+   */
+  private async confirm(invocationId: string): Promise<void> {
+    let state: Awaited<ReturnType<Queue['getJobState']>>;
+    try {
+      this.assertConnected();
+      state = await withDeadline(this.queue.getJobState(invocationId), this.timeoutMs, 'enqueue confirmation');
+    } catch {
+      throw new EnqueueUnconfirmedError(invocationId);
+    }
+    if (state === 'unknown') throw new Error('the enqueue did not land');
   }
 
   private async readNow(invocationId: string): Promise<JobSnapshot | undefined> {
