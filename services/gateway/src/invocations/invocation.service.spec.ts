@@ -164,8 +164,8 @@ describe('InvocationService', () => {
     expect(quota.released).toEqual([]);
   });
 
-  it('reads the job once when the wait runs out, and answers 200 if it finished meanwhile', async () => {
-    const { service, queue } = setup();
+  it('reads the job once when the wait runs out, and answers 200 if it finished meanwhile, freeing its slot', async () => {
+    const { service, queue, quota, replies } = setup();
     queue.snapshot = undefined;
     expect((await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } })).status).toBe(202);
     const job = { ...queue.jobs[0] };
@@ -175,9 +175,13 @@ describe('InvocationService', () => {
       returnValue: succeeded(job.invocationId),
       failedReason: undefined,
     };
+    replies.events = [];
     const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
     expect(outcome.status).toBe(200);
     expect(outcome.body).toEqual(succeeded(job.invocationId));
+    // Its reply was lost (hence the read): the slot is released and the waiter dropped now, not by the sweep.
+    expect(quota.released).toEqual([queue.jobs[1].invocationId]);
+    expect(replies.events).toEqual(['expect', 'cancel']);
   });
 
   it('refuses bad requests before anything reaches the queue', async () => {

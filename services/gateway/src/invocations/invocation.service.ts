@@ -169,7 +169,11 @@ export class InvocationService {
     if (finished) return { status: 200, body: finished };
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
     const late = await this.finished(invocationId).catch(() => undefined);
-    return late ? { status: 200, body: late } : accepted;
+    if (!late) return accepted;
+    // Its reply may never come (that is why it was read): the slot is free now, and nobody waits for the reply.
+    release();
+    pending.cancel();
+    return { status: 200, body: late };
   }
 
   private validate(toolId: string, version: number, schema: JsonObject, request: InvokeRequest): void {
