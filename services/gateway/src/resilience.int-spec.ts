@@ -224,3 +224,59 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
     expect((await invoke({ n: 3 })).status).toBe(200);
   });
 });
+
+describe('gateway resilience: started while Redis is down', () => {
+  const registry = new FakeRegistry('internal-token-for-tests');
+  const tenantId = randomUUID();
+  const tool = {
+    id: randomUUID(),
+    tenantId,
+    title: 't',
+    description: 'd',
+    inputSchema: { type: 'object' },
+    status: 'active' as const,
+    disabledReason: null,
+    version: 1,
+  };
+  let redisServer: RedisServerProcess;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
+    registry.tools.set(tool.id, tool);
+    await registry.start();
+    redisServer = await RedisServerProcess.start();
+    await redisServer.kill();
+    gateway = await GatewayProcess.start({
+      REDIS_URL: redisServer.url,
+      QUEUE_PREFIX: `test-gwdown-${randomUUID().slice(0, 8)}`,
+      REGISTRY_URL: registry.url,
+      INTERNAL_API_TOKEN: registry.token,
+    });
+  });
+
+  afterAll(async () => {
+    gateway?.kill();
+    await redisServer?.kill();
+    await registry.close();
+  });
+
+  it('forgets the tools it cached before Redis came up, whose change events it could not hear', async () => {
+    const invoke = () =>
+      call(gateway.url, 'POST', '/v1/invocations', {
+        key: 'key',
+        json: { tool: tool.id, input: {} },
+        timeoutMs: 5_000,
+      });
+    // Resolved (and cached, for a minute by default) before the enqueue fails.
+    expect((await invoke()).status).toBe(503);
+    registry.tools.set(tool.id, { ...tool, status: 'disabled', disabledReason: 'disabled while Redis was down' });
+    await redisServer.restart();
+    const first = await eventually(async () => {
+      const answer = await invoke();
+      return answer.status === 503 ? undefined : answer;
+    }, 20_000);
+    expect(first.status).toBe(409);
+    expect(first.body.error.code).toBe('TOOL_DISABLED');
+  });
+});

@@ -72,6 +72,28 @@ describe('PubSubReplyWaiter', () => {
     expect(waiter.size).toBe(1);
   });
 
+  it('reads again, on later passes, the jobs whose read failed during a resync', async () => {
+    const waiting = waiter.expect('k', jest.fn()).result(60_000);
+    const detached = jest.fn();
+    waiter.expect('l', detached).detach();
+    const reads: string[] = [];
+    // The producer connection is not back on the first pass: every read fails; on the second only one does.
+    await waiter.resync(
+      (id) => {
+        reads.push(id);
+        if (reads.length <= 2 || id === 'l') return Promise.reject(new Error('redis is reconnecting'));
+        return Promise.resolve(invocation(id));
+      },
+      { retryMs: 1, attempts: 4 },
+    );
+    expect(await waiting).toEqual(invocation('k'));
+    expect(reads.filter((id) => id === 'k')).toHaveLength(2);
+    // A read that keeps failing stops after the last pass; the entry stays for its reply or the sweep.
+    expect(reads.filter((id) => id === 'l')).toHaveLength(4);
+    expect(detached).not.toHaveBeenCalled();
+    expect(waiter.size).toBe(1);
+  });
+
   it('answers every waiter on drain, and later waits at once', async () => {
     const pending = waiter.expect('f', jest.fn()).result(60_000);
     await waiter.drain(0);

@@ -40,6 +40,7 @@ export class PubSubReplyWaiter implements ReplyWaiter {
   private waiting = 0;
   /** Set once drained: later waits answer at once, so shutdown is never held up by a new request. */
   private drained = false;
+  private closed = false;
 
   constructor(
     readonly replyTo: string,
@@ -88,12 +89,33 @@ export class PubSubReplyWaiter implements ReplyWaiter {
 
   /**
    * After the subscriber reconnected, replies published meanwhile are lost: `lookup` reads each expected
-   * invocation's job, and those that finished are delivered as if their reply had come.
+   * invocation's job, and those that finished are delivered as if their reply had come. A lookup that fails (the
+   * producer connection, which reconnects on its own schedule, is not back yet) is tried again every `retryMs`
+   * while its entry is expected, up to `attempts` passes; a few run at a time, so a gateway with thousands of
+   * waiters does not flood Redis the moment it returns.
    */
-  async resync(lookup: (invocationId: string) => Promise<Invocation | undefined>): Promise<void> {
-    for (const invocationId of [...this.entries.keys()]) {
-      const invocation = await lookup(invocationId).catch(() => undefined);
-      if (invocation) this.deliver(invocationId, invocation);
+  async resync(
+    lookup: (invocationId: string) => Promise<Invocation | undefined>,
+    { retryMs = 500, attempts = 20, parallel = 16 }: { retryMs?: number; attempts?: number; parallel?: number } = {},
+  ): Promise<void> {
+    let unread = [...this.entries.keys()];
+    for (let attempt = 0; unread.length > 0 && attempt < attempts && !this.closed; attempt += 1) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+      const failed: string[] = [];
+      for (let start = 0; start < unread.length && !this.closed; start += parallel) {
+        await Promise.all(
+          unread.slice(start, start + parallel).map(async (invocationId) => {
+            if (!this.entries.has(invocationId)) return;
+            try {
+              const invocation = await lookup(invocationId);
+              if (invocation) this.deliver(invocationId, invocation);
+            } catch {
+              failed.push(invocationId);
+            }
+          }),
+        );
+      }
+      unread = failed;
     }
   }
 
@@ -110,6 +132,7 @@ export class PubSubReplyWaiter implements ReplyWaiter {
 
   /** Stops the sweeper; waiting requests are answered as timed out. */
   close(): void {
+    this.closed = true;
     clearInterval(this.sweeper);
     for (const [id, entry] of this.entries) {
       if (entry.resolve) this.settle(id, entry, undefined);

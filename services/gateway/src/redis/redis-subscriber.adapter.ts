@@ -9,15 +9,27 @@ export class RedisSubscriber {
   private readonly client: Redis;
   private readonly handlers = new Map<string, (message: string) => void>();
   private readonly reconnectHandlers: (() => void)[] = [];
-  private connectedBefore = false;
 
   constructor(url: string, name: string) {
     this.client = createRedis(url, 'subscriber', name);
     this.client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
-    this.client.on('ready', () => {
-      if (this.connectedBefore) for (const handler of this.reconnectHandlers) handler();
-      this.connectedBefore = true;
-    });
+    this.client.on('ready', () => void this.subscribed());
+  }
+
+  /**
+   * Runs the `onReconnect` handlers once the subscriptions are live again. ioredis emits 'ready' after it has re-sent
+   * them, so a PING behind them answers once Redis has them: resynchronising sooner could read a job just before
+   * its reply is published into a subscription not yet made. Every 'ready', the first included: a gateway that
+   * started while Redis was down has been caching tools whose change events it could not hear.
+   */
+  private async subscribed(): Promise<void> {
+    try {
+      await this.client.ping();
+    } catch {
+      // Down again: the next 'ready' comes back here.
+      return;
+    }
+    for (const handler of this.reconnectHandlers) handler();
   }
 
   /** Subscribes without waiting for Redis: the command is queued until the connection is up. */
