@@ -1,45 +1,36 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { createRedis, TOOL_CHANGED_CHANNEL, type ToolChangedEvent } from '@toolhost/queue';
-import type Redis from 'ioredis';
+import type { ToolChangedEvent } from '@toolhost/queue';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
+import { ToolEventsOutbox } from './tool-events.outbox';
 
 /**
- * Publishes `tool-changed` after a committed change so gateways and workers drop cached entries. Best effort:
- * Postgres is the truth and caches expire, so a Redis outage is logged, never turned into a failed request.
+ * Publishes `tool-changed` after a committed change so gateways and workers drop cached entries; an event Redis
+ * could not take is sent when it is back (`ToolEventsOutbox`).
  */
 @Injectable()
 export class ToolEventsPublisher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('ToolEventsPublisher');
-  private readonly redis: Redis;
+  private readonly outbox: ToolEventsOutbox;
 
   constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
-    this.redis = createRedis(config.REDIS_URL, 'producer', 'toolhost-registry-events');
+    this.outbox = new ToolEventsOutbox(config.REDIS_URL, (event, error) =>
+      this.logger.warn(
+        { toolId: event.toolId, err: error instanceof Error ? error.message : String(error) },
+        'could not publish tool-changed; it is sent when Redis is back',
+      ),
+    );
   }
 
-  /** Gives the connection a moment to come up (the client has no offline queue); never blocks boot for long. */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      new Promise<void>((resolve) => this.redis.once('ready', resolve)),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, 2_000))),
-    ]);
-    clearTimeout(timer);
+    await this.outbox.connected(2_000);
   }
 
   async publish(event: ToolChangedEvent): Promise<void> {
-    try {
-      await this.redis.publish(TOOL_CHANGED_CHANNEL, JSON.stringify(event));
-    } catch (error) {
-      this.logger.warn(
-        { toolId: event.toolId, err: error instanceof Error ? error.message : String(error) },
-        'could not publish tool-changed',
-      );
-    }
+    await this.outbox.publish(event);
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await this.outbox.close();
   }
 }
