@@ -65,6 +65,15 @@ export const commonEnvProperties = {
     pattern: '^rediss?://',
     description: 'Redis for queues, replies and pub/sub; may name a database index (redis://host:6379/5)',
   },
+  METRICS_EVENT_LOOP_RESOLUTION_MS: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 10_000,
+    default: 100,
+    description:
+      "how often the event-loop lag metrics sample (prom-client's default is 10 ms, which wakes an idle process " +
+      '~200 times a second); stalls longer than this are always seen',
+  },
 } as const satisfies Record<string, EnvProperty>;
 
 /** Postgres, for the processes that own data (the registry). */
@@ -81,4 +90,5 @@ export interface CommonConfig {
   NODE_ENV: 'development' | 'test' | 'production';
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   REDIS_URL: string;
+  METRICS_EVENT_LOOP_RESOLUTION_MS: number;
 }

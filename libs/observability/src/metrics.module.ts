@@ -1,6 +1,6 @@
-import { Global, Module } from '@nestjs/common';
+import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { MetricsController } from './metrics.controller';
-import { MetricsService } from './metrics.service';
+import { EVENT_LOOP_RESOLUTION_MS, MetricsService } from './metrics.service';
 
 @Global()
 @Module({
@@ -8,4 +8,12 @@ import { MetricsService } from './metrics.service';
   providers: [MetricsService],
   exports: [MetricsService],
 })
-export class MetricsModule {}
+export class MetricsModule {
+  /** `eventLoopResolutionMs`: the process's `METRICS_EVENT_LOOP_RESOLUTION_MS`. */
+  static forRoot(options: { eventLoopResolutionMs: number }): DynamicModule {
+    return {
+      module: MetricsModule,
+      providers: [{ provide: EVENT_LOOP_RESOLUTION_MS, useValue: options.eventLoopResolutionMs }],
+    };
+  }
+}

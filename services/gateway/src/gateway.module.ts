@@ -49,7 +49,7 @@ export class GatewayModule {
       module: GatewayModule,
       imports: [
         createLoggerModule('gateway', config.LOG_LEVEL),
-        MetricsModule,
+        MetricsModule.forRoot({ eventLoopResolutionMs: config.METRICS_EVENT_LOOP_RESOLUTION_MS }),
         GatewayCoreModule.forRoot(config),
         HealthModule.forRoot({
           useFactory: (runtime: GatewayRuntime) => runtime.readinessChecks,

@@ -41,7 +41,7 @@ export class RegistryModule {
       imports: [
         createLoggerModule('registry', config.LOG_LEVEL),
         TypeOrmModule.forRoot(registryDataSourceOptions(config.DATABASE_URL, config.DATABASE_POOL_SIZE)),
-        MetricsModule,
+        MetricsModule.forRoot({ eventLoopResolutionMs: config.METRICS_EVENT_LOOP_RESOLUTION_MS }),
         HealthModule.forRoot({
           useFactory: (db: DataSource) => [new PostgresReadinessCheck(db), redisCheck],
           inject: [DataSource],

@@ -63,7 +63,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         createLoggerModule('worker', config.LOG_LEVEL),
-        MetricsModule,
+        MetricsModule.forRoot({ eventLoopResolutionMs: config.METRICS_EVENT_LOOP_RESOLUTION_MS }),
         WorkerCoreModule.forRoot(config),
         HealthModule.forRoot({
           useFactory: (supervisor: WorkerSupervisor): ReadinessCheck[] => [
