@@ -8,6 +8,8 @@ export const INVOCATIONS_QUEUE = 'invocations';
  * in one Redis Cluster slot.
  */
 export const outcomesStreamKey = (prefix: string): string => `${prefix}:outcomes:stream`;
+/** Outcomes the registry could never apply (raw fields, `stream-id`, `error`), for inspection and replay. */
+export const outcomesDeadLetterKey = (prefix: string): string => `${prefix}:outcomes:dead`;
 export const OUTCOMES_GROUP = 'registry';
 
 /** Default BullMQ key prefix; on Redis Cluster use a hash tag such as `{toolhost}`. */

@@ -44,6 +44,14 @@ describe('counterDeltas', () => {
     expect(delta).toMatchObject({ hadSuccess: true, trailingFailures: 0, lastError: 'USER_ERROR: boom 1' });
   });
 
+  it('cuts lastError at 2000 characters without leaving half a surrogate pair', () => {
+    const failed = { ...outcome('a', 'failed', 1), errorMessage: `${'m'.repeat(1_987)}😀 and more` };
+    const [delta] = counterDeltas([failed]);
+    // 'USER_ERROR: ' is 12 characters: the emoji's high surrogate is the 2000th.
+    expect(delta.lastError).toHaveLength(2_000);
+    expect(delta.lastError?.endsWith('m\ufffd')).toBe(true);
+  });
+
   it('keeps one delta per tool, sorted by tool id', () => {
     const deltas = counterDeltas([outcome('b', 'succeeded', 1), outcome('a', 'failed', 1), outcome('b', 'failed', 2)]);
     expect(deltas.map((d) => [d.toolId, d.uses])).toEqual([

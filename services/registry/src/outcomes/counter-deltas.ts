@@ -1,4 +1,5 @@
 import type { OutcomeJob } from '@toolhost/queue';
+import { storable } from './storable';
 
 /** What one batch of outcomes does to one tool's counters. */
 export interface CounterDelta {
@@ -42,7 +43,8 @@ export function counterDeltas(outcomes: readonly OutcomeJob[]): CounterDelta[] {
       delta.trailingFailures = 0;
     } else {
       delta.trailingFailures += 1;
-      delta.lastError = `${outcome.errorCode ?? 'FAILED'}: ${outcome.errorMessage ?? ''}`.slice(0, 2_000);
+      // The cut can split a surrogate pair, which Postgres would refuse.
+      delta.lastError = storable(`${outcome.errorCode ?? 'FAILED'}: ${outcome.errorMessage ?? ''}`.slice(0, 2_000));
     }
   }
   // A stable lock order across concurrent batches avoids deadlocks in the counter update.

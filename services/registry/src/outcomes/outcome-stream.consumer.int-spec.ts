@@ -1,11 +1,22 @@
-/** OutcomeStreamConsumer on the real Redis: batching, acknowledgement, retry of a failed batch, takeover. */
+/**
+ * OutcomeStreamConsumer on the real Redis: batching, acknowledgement, retry of a failed batch, takeover,
+ * dead-lettering; and with OutcomesRepository on a real Postgres: hostile strings, a refused outcome, an outage.
+ */
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import Redis from 'ioredis';
-import { encodeOutcome, type OutcomeJob } from '@toolhost/queue';
-import { OutcomeStreamConsumer, type OutcomeStreamHooks } from './outcome-stream.consumer';
+import { DataSource } from 'typeorm';
+import { decodeOutcome, encodeOutcome, type OutcomeJob } from '@toolhost/queue';
+import { createTestDatabase, queryDatabase, type TestDatabase } from '../../../../test/support/test-database';
+import { registryDataSourceOptions } from '../database/registry-data-source';
+import { applyErrorKind } from './apply-error-kind';
+import { OutcomeStreamConsumer, type DeadLetter, type OutcomeStreamHooks } from './outcome-stream.consumer';
+import { OutcomesRepository } from './outcomes.repository';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const streamKey = `th-test-${randomUUID()}:outcomes:stream`;
+// Keys of their own per test, so that entries one test leaves behind cannot reach the next.
+let streamKey = '';
+let deadLetterKey = '';
 const connections: Redis[] = [];
 const consumers: OutcomeStreamConsumer[] = [];
 
@@ -38,13 +49,21 @@ function consumer(hooks: Partial<OutcomeStreamHooks>, claimIdleMs = 60_000): Out
     {
       redis: connection(),
       streamKey,
+      deadLetterKey,
       group: 'registry',
       consumer: randomUUID(),
       batchSize: 50,
       blockMs: 100,
       claimIdleMs,
     },
-    { apply: () => Promise.resolve(), onError: () => undefined, onUnreadable: () => undefined, ...hooks },
+    {
+      apply: () => Promise.resolve(),
+      classify: applyErrorKind,
+      onError: () => undefined,
+      onUnreadable: () => undefined,
+      onDeadLetter: () => undefined,
+      ...hooks,
+    },
   );
   consumers.push(created);
   return created;
@@ -64,20 +83,41 @@ beforeAll(() => {
   producer = connection();
 });
 
+beforeEach(async () => {
+  const prefix = `th-test-${randomUUID()}`;
+  streamKey = `${prefix}:outcomes:stream`;
+  deadLetterKey = `${prefix}:outcomes:dead`;
+  // Created here (consumers find it there) so that XPENDING answers before a consumer has started.
+  await producer.xgroup('CREATE', streamKey, 'registry', '0', 'MKSTREAM');
+});
+
 afterEach(async () => {
   await Promise.all(consumers.splice(0).map((c) => c.close()));
+  await producer.del(streamKey, deadLetterKey);
 });
 
 afterAll(async () => {
-  await producer.del(streamKey);
   await Promise.all(connections.map((c) => c.quit()));
 });
 
-const write = async (outcomes: OutcomeJob[]): Promise<void> => {
+/** Writes the outcomes in one pipeline; answers their stream ids. */
+const write = async (outcomes: OutcomeJob[]): Promise<string[]> => {
   const pipeline = producer.pipeline();
   for (const o of outcomes) pipeline.xadd(streamKey, '*', ...encodeOutcome(o));
-  await pipeline.exec();
+  return ((await pipeline.exec()) ?? []).map(([, id]) => id as string);
 };
+
+const pendingCount = async (): Promise<number> => ((await producer.xpending(streamKey, 'registry')) as [number])[0];
+
+/** The dead-letter stream's entries as field maps. */
+const deadLetters = async (): Promise<Map<string, string>[]> =>
+  (await producer.xrange(deadLetterKey, '-', '+')).map(([, fields]) => {
+    const map = new Map<string, string>();
+    for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i], fields[i + 1]);
+    return map;
+  });
+
+const sqlError = (code: string, message: string): Error => Object.assign(new Error(message), { code });
 
 describe('OutcomeStreamConsumer', () => {
   it('applies every outcome in batches, then acknowledges and deletes them', async () => {
@@ -145,5 +185,219 @@ describe('OutcomeStreamConsumer', () => {
     await write([good]);
     await until(() => applied.includes(good.invocationId));
     expect(unreadable).toBe(1);
+  });
+
+  it('dead-letters an entry that fails on its own, applies the rest of its batch, and goes on', async () => {
+    const poison = outcome();
+    const applied: string[] = [];
+    const dead: DeadLetter[] = [];
+    consumer({
+      apply: (batch) => {
+        if (batch.some((o) => o.invocationId === poison.invocationId)) {
+          return Promise.reject(sqlError('22P02', 'invalid input syntax for type uuid'));
+        }
+        applied.push(...batch.map((o) => o.invocationId));
+        return Promise.resolve();
+      },
+      onDeadLetter: (entry) => dead.push(entry),
+    }).start();
+    const batch = [outcome(), poison, outcome()];
+    const ids = await write(batch);
+    await until(() => applied.length === 2);
+    expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
+    expect(dead.map((d) => [d.streamId, d.outcome.invocationId])).toEqual([[ids[1], poison.invocationId]]);
+    const [letter] = await deadLetters();
+    expect(letter.get('stream-id')).toBe(ids[1]);
+    expect(letter.get('error')).toBe('invalid input syntax for type uuid');
+    // The raw fields: the entry can be replayed as it was written.
+    expect(decodeOutcome([...letter].flat())).toEqual(poison);
+    // Later entries are read: the stream is not stuck on the batch.
+    const later = outcome();
+    await write([later]);
+    await until(() => applied.includes(later.invocationId));
+    await until(async () => (await producer.xlen(streamKey)) === 0);
+    expect(await pendingCount()).toBe(0);
+    expect(await producer.xlen(deadLetterKey)).toBe(1);
+  });
+
+  it('dead-letters a lone entry failing with an unknown error once new entries apply beside it', async () => {
+    const poison = outcome();
+    const applied: string[] = [];
+    let failures = 0;
+    consumer({
+      apply: (batch) => {
+        if (batch.some((o) => o.invocationId === poison.invocationId)) {
+          failures += 1;
+          return Promise.reject(new TypeError("Cannot read properties of undefined (reading 'map')"));
+        }
+        applied.push(...batch.map((o) => o.invocationId));
+        return Promise.resolve();
+      },
+    }).start();
+    await write([poison]);
+    // Alone, it cannot be told from a bug that fails every outcome: it stays pending (the third failure is the
+    // second pass, so the first one has been settled).
+    await until(() => failures >= 3);
+    expect(await pendingCount()).toBe(1);
+    expect(await producer.xlen(deadLetterKey)).toBe(0);
+    const good = outcome();
+    await write([good]);
+    await until(() => applied.includes(good.invocationId));
+    await until(async () => (await producer.xlen(deadLetterKey)) === 1);
+    expect(await pendingCount()).toBe(0);
+  });
+
+  it('keeps what the one-by-one retry did not finish pending when the database goes away during it', async () => {
+    const poison = outcome();
+    const applied: string[] = [];
+    let outage = true;
+    consumer({
+      apply: (batch) => {
+        if (batch.length === 1 && batch[0].invocationId === poison.invocationId && outage) {
+          outage = false;
+          return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+        }
+        if (batch.some((o) => o.invocationId === poison.invocationId)) {
+          return Promise.reject(sqlError('22P05', 'unsupported Unicode escape sequence'));
+        }
+        applied.push(...batch.map((o) => o.invocationId));
+        return Promise.resolve();
+      },
+    }).start();
+    const batch = [outcome(), poison, outcome()];
+    await write(batch);
+    await until(() => applied.length === 2);
+    // Dead-lettered on the second pass, for what Postgres said about it, not for the lost connection.
+    const letters = await deadLetters();
+    expect(letters.map((l) => l.get('error'))).toEqual(['unsupported Unicode escape sequence']);
+    expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
+  });
+});
+
+/** A TCP proxy in front of the test Postgres that can be cut and restored: an outage without stopping the server. */
+function postgresProxy(target: URL) {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  const track = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  return {
+    url: (): string => Object.assign(new URL(target.href), { port: String(port), hostname: '127.0.0.1' }).href,
+    open: async (): Promise<void> => {
+      server = createServer((client) => {
+        const upstream = connect(Number(target.port || 5432), target.hostname);
+        track(client);
+        track(upstream);
+        client.on('close', () => upstream.destroy());
+        upstream.on('close', () => client.destroy());
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    },
+    cut: async (): Promise<void> => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server?.close(resolve));
+    },
+  };
+}
+
+describe('OutcomeStreamConsumer with OutcomesRepository', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = new DataSource(registryDataSourceOptions(database.url, 4));
+    await db.initialize();
+    const [tenant] = await db.query(`INSERT INTO tenants (name) VALUES ('t') RETURNING id`);
+    tenantId = (tenant as { id: string }).id;
+  });
+
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  async function newTool(): Promise<string> {
+    const [row] = await db.query(`INSERT INTO tools (tenant_id, current_version) VALUES ($1, 1) RETURNING id`, [
+      tenantId,
+    ]);
+    return (row as { id: string }).id;
+  }
+
+  function toolOutcome(toolId: string, extra: Partial<OutcomeJob> = {}): OutcomeJob {
+    return { ...outcome(), tenantId, toolId, inputSha256: 'a'.repeat(64), context: { agentId: 'agent' }, ...extra };
+  }
+
+  const usage = async (toolId: string): Promise<number> =>
+    Number(
+      (
+        await queryDatabase<{ usage_count: string }>(database.url, `SELECT usage_count FROM tools WHERE id = $1`, [
+          toolId,
+        ])
+      )[0].usage_count,
+    );
+
+  const repositoryHooks = (repository: OutcomesRepository): Partial<OutcomeStreamHooks> => ({
+    apply: async (batch) => void (await repository.apply(batch, 3)),
+  });
+
+  it('applies hostile strings, dead-letters an outcome Postgres refuses, and goes on to later entries', async () => {
+    const [toolId, other] = [await newTool(), await newTool()];
+    consumer(repositoryHooks(new OutcomesRepository(db))).start();
+    // A producer that does not write UUIDs: Postgres refuses the id however its strings are cleaned (22P02).
+    const refused = toolOutcome(toolId, { invocationId: 'not-a-uuid' });
+    await write([
+      toolOutcome(other),
+      toolOutcome(toolId, {
+        status: 'failed',
+        errorCode: 'USER_ERROR',
+        errorMessage: '\0 cut in a pair \ud83d',
+        context: { agentId: '\u0000' },
+        audit: [{ event: 'e', data: { s: '\0', ['k\udc00']: ['\ud83d'] }, at: new Date().toISOString() }],
+      }),
+      refused,
+      toolOutcome(toolId),
+    ]);
+    await until(async () => (await usage(toolId)) === 2 && (await usage(other)) === 1);
+    await until(async () => (await producer.xlen(deadLetterKey)) === 1);
+    const [letter] = await deadLetters();
+    expect(letter.get('error')).toContain('invalid input syntax for type uuid');
+    expect(decodeOutcome([...letter].flat())?.invocationId).toBe('not-a-uuid');
+    await write([toolOutcome(other)]);
+    await until(async () => (await usage(other)) === 2);
+    await until(async () => (await producer.xlen(streamKey)) === 0);
+    expect(await pendingCount()).toBe(0);
+  });
+
+  it('keeps outcomes pending through a Postgres outage, dead-letters none, and applies them when it returns', async () => {
+    const proxy = postgresProxy(new URL(database.url));
+    await proxy.open();
+    const proxied = new DataSource(registryDataSourceOptions(proxy.url(), 2));
+    await proxied.initialize();
+    try {
+      const toolId = await newTool();
+      const errors: unknown[] = [];
+      consumer({ ...repositoryHooks(new OutcomesRepository(proxied)), onError: (error) => errors.push(error) }).start();
+      await proxy.cut();
+      await write([toolOutcome(toolId), toolOutcome(toolId), toolOutcome(toolId)]);
+      await until(() => errors.length >= 2);
+      expect(errors.map(applyErrorKind)).toEqual(errors.map(() => 'transient'));
+      expect(await pendingCount()).toBe(3);
+      expect(await producer.xlen(deadLetterKey)).toBe(0);
+      await proxy.open();
+      await until(async () => (await usage(toolId)) === 3);
+      await until(async () => (await pendingCount()) === 0);
+      expect(await producer.xlen(deadLetterKey)).toBe(0);
+    } finally {
+      await Promise.all(consumers.splice(0).map((c) => c.close()));
+      await proxied.destroy();
+      await proxy.cut();
+    }
   });
 });

@@ -1,10 +1,13 @@
 import type Redis from 'ioredis';
 import { decodeOutcome, type OutcomeJob } from '@toolhost/queue';
+import type { ApplyErrorKind } from './apply-error-kind';
 
 export interface OutcomeStreamOptions {
   /** A connection of its own: XREADGROUP blocks it. */
   redis: Redis;
   streamKey: string;
+  /** Where entries that can never be applied are copied (raw fields, plus `stream-id` and `error`) before deletion. */
+  deadLetterKey: string;
   group: string;
   /** Unique per process: pending entries belong to it until acknowledged or claimed. */
   consumer: string;
@@ -23,16 +26,39 @@ export interface OutcomeStreamOptions {
 }
 
 export interface OutcomeStreamHooks {
-  /** Applies a batch; throwing leaves the entries pending, and they are retried. Must be idempotent. */
+  /** Applies a batch, all or nothing. Must be idempotent. */
   apply(batch: OutcomeJob[]): Promise<void>;
+  /** What an error of `apply` says about the outcomes (see `handle` for what the consumer does with it). */
+  classify(error: unknown): ApplyErrorKind;
   onError(error: unknown): void;
   /** Entries this version cannot read; acknowledged and dropped so they cannot block the stream. */
   onUnreadable(count: number): void;
+  /** An entry that can never be applied, after it was copied to the dead-letter stream and before it is deleted. */
+  onDeadLetter(entry: DeadLetter): void;
+}
+
+export interface DeadLetter {
+  streamId: string;
+  outcome: OutcomeJob;
+  error: unknown;
 }
 
 type StreamEntry = [id: string, fields: string[] | null];
 
+interface ReadableEntry {
+  id: string;
+  fields: string[];
+  outcome: OutcomeJob;
+}
+
+interface Failure {
+  entry: ReadableEntry;
+  error: unknown;
+}
+
 const RETRY_MS = 1_000;
+/** Approximate cap (`MAXLEN ~`) of the dead-letter stream: it is for inspection and replay, not an archive. */
+const DEAD_LETTER_MAX_LEN = 10_000;
 
 /** XREADGROUP/XAUTOCLAIM answers, checked rather than cast: `[key, [[id, fields], …]]` and `[next, entries, …]`. */
 function entriesOf(value: unknown): StreamEntry[] {
@@ -46,10 +72,10 @@ function entriesOf(value: unknown): StreamEntry[] {
 }
 
 /**
- * Reads outcomes from the stream through a consumer group, in batches, and acknowledges (and deletes) a batch only
- * once it is applied, so an outcome is applied at least once and — the apply being idempotent by invocation id —
- * counted exactly once. A batch that fails stays pending and is read again from this consumer's pending list; the
- * pending entries of a consumer that died are claimed after `claimIdleMs`.
+ * Reads outcomes from the stream through a consumer group, in batches, and acknowledges (and deletes) an entry only
+ * once it is applied or dead-lettered, so an outcome is applied at least once and — the apply being idempotent by
+ * invocation id — counted exactly once. Entries that failed for a transient reason stay pending and are read again
+ * from this consumer's pending list; the pending entries of a consumer that died are claimed after `claimIdleMs`.
  */
 export class OutcomeStreamConsumer {
   private running = false;
@@ -109,7 +135,11 @@ export class OutcomeStreamConsumer {
     if (this.pendingFirst) {
       const own = await redis.xreadgroup('GROUP', group, consumer, 'COUNT', batchSize, 'STREAMS', streamKey, '0');
       const entries = entriesOf((own as [string, unknown][] | null)?.[0]?.[1]);
-      if (entries.length > 0) return entries;
+      // Topped up with new entries: an entry kept pending because it failed with nobody beside it to tell a bad
+      // entry from a broken database gets company, and is dead-lettered if the others apply (see handle).
+      if (entries.length > 0) {
+        return entries.length < batchSize ? entries.concat(await this.readNew(batchSize - entries.length)) : entries;
+      }
       this.pendingFirst = false;
     }
     if (Date.now() >= this.nextClaimAt) {
@@ -139,24 +169,97 @@ export class OutcomeStreamConsumer {
     return entriesOf((answer as [string, unknown][] | null)?.[0]?.[1]);
   }
 
+  /**
+   * Applies the entries as one batch. When that fails for a reason other than a transient one, each entry is applied
+   * on its own, and an entry that still fails is either dead-lettered (copied to the dead-letter stream, then
+   * acknowledged and deleted with the rest) or kept pending, by this rule:
+   * - a `transient` error (the database went away or asked for a retry) keeps the entry pending, and ends the
+   *   one-by-one pass: the entries not yet tried stay pending too. A batch that fails transiently stays pending whole.
+   * - a `data` error (Postgres refused one of the entry's values) dead-letters it: retrying cannot change the answer.
+   * - an `other` error dead-letters it only when another entry of the same pass applied: the database and this
+   *   version work, so the entry is the problem. When nothing applied, the same failure for every entry is more
+   *   likely a bug or an outage we did not recognise than bad data, so the entries stay pending rather than drain
+   *   into the dead-letter stream; a lone such entry is retried with new entries beside it (see next).
+   * Kept entries make this throw after the rest is acknowledged, so the loop waits and reads its pending list again.
+   */
   private async handle(entries: StreamEntry[]): Promise<void> {
-    const outcomes: OutcomeJob[] = [];
+    const readable: ReadableEntry[] = [];
     let unreadable = 0;
-    for (const [, fields] of entries) {
+    for (const [id, fields] of entries) {
       // A null entry was deleted while pending (acknowledged elsewhere): only its acknowledgement is missing.
       if (fields === null) continue;
       const outcome = decodeOutcome(fields);
-      if (outcome) outcomes.push(outcome);
+      if (outcome) readable.push({ id, fields, outcome });
       else unreadable += 1;
     }
-    if (outcomes.length > 0) await this.hooks.apply(outcomes);
+    const kept = readable.length > 0 ? await this.apply(readable) : [];
     if (unreadable > 0) this.hooks.onUnreadable(unreadable);
-    const ids = entries.map(([id]) => id);
-    const { redis, streamKey, group } = this.options;
-    await redis
-      .multi()
-      .xack(streamKey, group, ...ids)
-      .xdel(streamKey, ...ids)
-      .exec();
+    const keptIds = new Set(kept.map(({ entry }) => entry.id));
+    const ids = entries.map(([id]) => id).filter((id) => !keptIds.has(id));
+    if (ids.length > 0) {
+      const { redis, streamKey, group } = this.options;
+      await redis
+        .multi()
+        .xack(streamKey, group, ...ids)
+        .xdel(streamKey, ...ids)
+        .exec();
+    }
+    if (kept.length > 0) throw kept[0].error;
+  }
+
+  /** Applies the entries (see handle); returns the failures to keep pending, after dead-lettering the others. */
+  private async apply(entries: ReadableEntry[]): Promise<Failure[]> {
+    try {
+      await this.hooks.apply(entries.map(({ outcome }) => outcome));
+      return [];
+    } catch (error) {
+      if (this.hooks.classify(error) === 'transient') return entries.map((entry) => ({ entry, error }));
+    }
+    const failures: (Failure & { kind: ApplyErrorKind })[] = [];
+    let applied = 0;
+    for (const [index, entry] of entries.entries()) {
+      try {
+        await this.hooks.apply([entry.outcome]);
+        applied += 1;
+      } catch (error) {
+        const kind = this.hooks.classify(error);
+        failures.push({ entry, error, kind });
+        if (kind === 'transient') {
+          failures.push(...entries.slice(index + 1).map((rest) => ({ entry: rest, error, kind })));
+          break;
+        }
+      }
+    }
+    const dead = failures.filter(({ kind }) => kind === 'data' || (kind === 'other' && applied > 0));
+    await this.deadLetter(dead);
+    return failures.filter((failure) => !dead.includes(failure));
+  }
+
+  private async deadLetter(failures: Failure[]): Promise<void> {
+    if (failures.length === 0) return;
+    const { redis, deadLetterKey } = this.options;
+    const transaction = redis.multi();
+    for (const { entry, error } of failures) {
+      const message = error instanceof Error ? error.message : String(error);
+      transaction.xadd(
+        deadLetterKey,
+        'MAXLEN',
+        '~',
+        DEAD_LETTER_MAX_LEN,
+        '*',
+        ...entry.fields,
+        'stream-id',
+        entry.id,
+        'error',
+        message,
+      );
+    }
+    const results = await transaction.exec();
+    // Not copied: nothing is acknowledged, and the entries are read again.
+    const failed = results === null ? new Error('dead-letter transaction aborted') : results.find(([e]) => e)?.[0];
+    if (failed) throw failed;
+    for (const { entry, error } of failures) {
+      this.hooks.onDeadLetter({ streamId: entry.id, outcome: entry.outcome, error });
+    }
   }
 }

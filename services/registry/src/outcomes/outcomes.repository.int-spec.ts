@@ -122,6 +122,46 @@ describe('OutcomesRepository', () => {
     expect((await counters(b)).usage_count).toBe(String(total.filter((o) => o.toolId === b).length));
   });
 
+  it('stores NUL and lone surrogates from tool code and callers, in the same batch as normal outcomes', async () => {
+    const [toolId, other] = [await newTool(), await newTool()];
+    const normal = outcome(other, 'succeeded');
+    // throw new Error('\0'), an error message cut inside a surrogate pair, hostile context and ctx.audit data.
+    const hostile = outcome(toolId, 'failed', {
+      errorCode: 'USER_\0ERROR' as OutcomeJob['errorCode'],
+      errorMessage: `a\0b \udc00 ${'m'.repeat(1_982)}😀`,
+      context: { agentId: '\u0000', agentName: 'x\ud83d', conversationId: 'c\0' },
+      audit: [{ event: 'e\0', data: { s: '\0', 'k\0': ['\ud83d', { deep: 'y\0' }] }, at: new Date().toISOString() }],
+    });
+    await repository.apply([normal, hostile, outcome(toolId, 'succeeded')], 3);
+
+    expect(await counters(other)).toMatchObject({ usage_count: '1', failure_count: 0 });
+    expect(await counters(toolId)).toMatchObject({ usage_count: '2', failure_count: 0 });
+    const [row] = await queryDatabase<{
+      error_code: string;
+      error_message: string;
+      agent_id: string;
+      agent_name: string;
+    }>(database.url, `SELECT error_code, error_message, agent_id, agent_name FROM invocations WHERE id = $1`, [
+      hostile.invocationId,
+    ]);
+    expect(row).toMatchObject({ error_code: 'USER_ERROR', agent_id: '', agent_name: 'x\ufffd' });
+    expect(row.error_message.startsWith('ab \ufffd mmm')).toBe(true);
+    const [tool] = await queryDatabase<{ last_error: string }>(
+      database.url,
+      `SELECT last_error FROM tools WHERE id = $1`,
+      [toolId],
+    );
+    // The counter's cut (2000 characters) falls inside the emoji.
+    expect(tool.last_error).toHaveLength(2_000);
+    expect(tool.last_error.endsWith('m\ufffd')).toBe(true);
+    const audit = await queryDatabase<{ event: string; data: unknown }>(
+      database.url,
+      `SELECT event, data FROM audit_events WHERE invocation_id = $1`,
+      [hostile.invocationId],
+    );
+    expect(audit).toEqual([{ event: 'e', data: { s: '', k: ['\ufffd', { deep: 'y' }] } }]);
+  });
+
   it('drops outcomes of tools that do not exist or belong to another tenant', async () => {
     const toolId = await newTool();
     await repository.apply(

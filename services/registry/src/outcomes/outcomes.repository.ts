@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { toolNameOf } from '@toolhost/contracts';
 import type { OutcomeJob } from '@toolhost/queue';
 import { counterDeltas, uniqueByInvocation } from './counter-deltas';
+import { storable } from './storable';
 
 /** A tool this batch disabled (it was active before and reached the failure limit). */
 export interface DisabledTool {
@@ -16,14 +17,15 @@ export interface DisabledTool {
  * Applies a batch of outcomes in one transaction: the invocation log rows (ON CONFLICT on the invocation id, so
  * a redelivered outcome is a no-op), then the counters of the tools whose outcomes were new — one UPDATE for the
  * whole batch, relative to the row's current values, so concurrent batches and registries stay exact — then
- * the audit rows (`ctx.audit`, automatic disabling). A plain class (the module builds it from the DataSource), so
- * tests drive it against a real Postgres without Nest.
+ * the audit rows (`ctx.audit`, automatic disabling). Every string is made storable first (tool code and callers
+ * choose most of them, and one NUL would fail the whole batch). A plain class (the module builds it from the
+ * DataSource), so tests drive it against a real Postgres without Nest.
  */
 export class OutcomesRepository {
   constructor(private readonly db: DataSource) {}
 
   apply(batch: readonly OutcomeJob[], disableAfter: number): Promise<DisabledTool[]> {
-    const outcomes = uniqueByInvocation(batch);
+    const outcomes = uniqueByInvocation(batch).map((outcome) => storable(outcome));
     return this.db.transaction(async (manager) => {
       const wasActive = await this.lockTools(manager, outcomes);
       const fresh = await this.insertInvocations(manager, outcomes);

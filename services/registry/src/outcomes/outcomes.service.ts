@@ -2,12 +2,13 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { AUTO_DISABLE_AFTER_FAILURES } from '@toolhost/contracts';
 import { MetricsService } from '@toolhost/observability';
 import { randomUUID } from 'node:crypto';
-import { OUTCOMES_GROUP, createRedis, outcomesStreamKey, type OutcomeJob } from '@toolhost/queue';
+import { OUTCOMES_GROUP, createRedis, outcomesDeadLetterKey, outcomesStreamKey, type OutcomeJob } from '@toolhost/queue';
 import type Redis from 'ioredis';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
-import { OutcomeStreamConsumer } from './outcome-stream.consumer';
+import { applyErrorKind } from './apply-error-kind';
+import { OutcomeStreamConsumer, type DeadLetter } from './outcome-stream.consumer';
 import { OutcomesRepository } from './outcomes.repository';
 
 /**
@@ -31,6 +32,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
       {
         redis: this.connection,
         streamKey: outcomesStreamKey(config.QUEUE_PREFIX),
+        deadLetterKey: outcomesDeadLetterKey(config.QUEUE_PREFIX),
         group: OUTCOMES_GROUP,
         consumer: `registry-${randomUUID()}`,
         batchSize: config.OUTCOMES_BATCH_SIZE,
@@ -38,9 +40,10 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
       },
       {
         apply: (batch) => this.apply(batch),
-        onError: (error) =>
-          this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'outcome batch failed'),
+        classify: applyErrorKind,
+        onError: (error) => this.logger.warn({ err: messageOf(error) }, 'outcome batch failed'),
         onUnreadable: (count) => this.logger.error({ count }, 'dropped outcome entries this version cannot read'),
+        onDeadLetter: (entry) => this.deadLettered(entry),
       },
     );
   }
@@ -72,4 +75,18 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
       });
     }
   }
+
+  private deadLettered({ streamId, outcome, error }: DeadLetter): void {
+    this.metrics
+      .counter('toolhost_registry_outcomes_dead_lettered_total', 'Outcomes that could not be applied, dead-lettered')
+      .inc();
+    this.logger.error(
+      { streamId, invocationId: outcome.invocationId, toolId: outcome.toolId, err: messageOf(error) },
+      'outcome cannot be applied; moved to the dead-letter stream',
+    );
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
