@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { InputValidatorCache } from '@toolhost/contracts';
 import { createRedis, outcomesStreamKey } from '@toolhost/queue';
@@ -5,8 +6,10 @@ import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from './builtins/builtin-registry';
 import { CalculateBuiltin } from './builtins/calculate.builtin';
 import { OperatorToolsClient } from './builtins/operator-tools.client';
+import { executorLockDurationMs } from './executor/executor-deadlines';
 import { InvocationProcessor } from './invocation/invocation.processor';
 import { InvocationRunner } from './invocation/invocation-runner';
+import { ProcessorMetrics } from './invocation/processor-metrics';
 import { ReplyPublisher } from './invocation/reply-publisher';
 import { OutcomePublisher } from './outcomes/outcome-publisher';
 import { RegistryClient } from './registry/registry.client';
@@ -49,29 +52,16 @@ export class WorkerRuntime {
       wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
       toolCallBudget: config.TOOL_CALL_BUDGET,
     });
-
-    const finished = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
-      'status',
-      'code',
-    ]);
-    const duration = metrics.histogram('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', [
-      'status',
-    ]);
-    const infraFailures = metrics.counter(
-      'toolhost_worker_infrastructure_failures_total',
-      'Jobs that failed for infrastructure reasons after their last attempt',
-    );
     this.processor = new InvocationProcessor(
       runner,
       new ReplyPublisher(this.producer),
+      new ProcessorMetrics(metrics, new Logger('InvocationProcessor')),
       {
-        onFinished: (invocation, seconds) => {
-          finished.inc({ status: invocation.status, code: invocation.error?.code ?? 'OK' });
-          duration.observe({ status: invocation.status }, seconds);
-        },
-        onInfrastructureFailure: () => infraFailures.inc(),
+        connection: this.queueConnection,
+        prefix: config.QUEUE_PREFIX,
+        concurrency: config.WORKER_CONCURRENCY,
+        lockDurationMs: executorLockDurationMs(config),
       },
-      { connection: this.queueConnection, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY },
     );
   }
 

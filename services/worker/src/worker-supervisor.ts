@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { createRedis, outcomesStreamKey } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
+import { stuckAfterMs } from './executor/executor-deadlines';
 import { ExecutorPool } from './executor/executor-pool';
 import { EXECUTOR_CONCURRENCY_ENV } from './executor/executor-env';
 import { ReplyPublisher } from './invocation/reply-publisher';
@@ -43,9 +44,10 @@ export class WorkerSupervisor {
         // WORKER_CONCURRENCY is the whole worker's; each executor takes its share.
         env: { [EXECUTOR_CONCURRENCY_ENV]: String(Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / size))) },
         maxOldSpaceMb: 512,
-        // Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy.
-        heartbeatTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS,
-        drainTimeoutMs: config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS,
+        // Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy. Its jobs' BullMQ locks
+        // are made to outlive this (executorLockDurationMs), so that crash recovery still finds them.
+        heartbeatTimeoutMs: stuckAfterMs(config),
+        drainTimeoutMs: stuckAfterMs(config),
       },
       {
         onCrash: async (workerId, reason) => {

@@ -2,14 +2,16 @@ import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { ErrorCode, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { failedInvocation, sha256, type OutcomeSink } from '../invocation/invocation-runner';
+import { failedInvocation, sha256 } from '../invocation/invocation-runner';
+import type { OutcomeSink } from '../invocation/outcome-writes';
 import type { ReplyPublisher } from '../invocation/reply-publisher';
 
 /**
  * Gives the invocations a dead executor held their terminal state at once, instead of leaving their callers to
- * wait for BullMQ's stalled-job check (a lock outlives its holder by up to 30 s) and then re-running code that
- * may crash the next executor too. Each such root run ends SANDBOX_CRASH: the caller gets the reply, the job
- * completes with it (the durable answer for polling), and the failure is counted like any other.
+ * wait for BullMQ's stalled-job check (a lock outlives its holder by up to executorLockDurationMs, made to outlast
+ * the kill of a stuck executor so that this still finds its jobs) and then re-running code that may crash the
+ * next executor too. Each such root run ends SANDBOX_CRASH: the caller gets the reply, the job completes with it
+ * (the durable answer for polling), and the failure is counted like any other.
  */
 export class CrashedRunRecovery {
   private readonly queue: Queue<InvocationJob, Invocation>;

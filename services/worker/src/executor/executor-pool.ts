@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
+import { WATCHDOG_EVERY_MS } from './executor-deadlines';
 import { EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
 
@@ -61,7 +62,6 @@ class Executor {
   }
 }
 
-const WATCHDOG_EVERY_MS = 1_000;
 /** How long an executor may take to send its first message; the heartbeat timeout applies after that. */
 const STARTUP_TIMEOUT_MS = 60_000;
 

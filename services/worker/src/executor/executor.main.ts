@@ -8,11 +8,10 @@ import { MetricsService } from '@toolhost/observability';
 import { createExecutorSandbox } from '../sandbox/sandbox.factory';
 import { WorkerRuntime } from '../worker-runtime';
 import { loadWorkerConfig } from '../worker.config';
+import { HEARTBEAT_MS, stuckAfterMs } from './executor-deadlines';
 import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
-
-const HEARTBEAT_MS = 1_000;
 
 function main(): void {
   const send = process.send?.bind(process);
@@ -29,7 +28,7 @@ function main(): void {
   const config = loadWorkerConfig();
   // An orphan drains on 'disconnect' (below); one whose main thread hangs cannot, and is ended after as long as
   // the supervisor would have waited for it.
-  startOrphanWatchdog(config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS);
+  startOrphanWatchdog(stuckAfterMs(config));
   const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
   // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.
   const metrics = new MetricsService(false);

@@ -1,6 +1,7 @@
 /**
  * The runner on a real in-process SandboxRuntime, as in an executor: nested ctx.tools calls, allowedTools,
- * the tree-wide budget, audits and outcomes. The registry is an in-memory table here; e2e tests use the real one.
+ * the tree-wide budget, audits and outcomes, and what a second run of the same job repeats. The registry is an
+ * in-memory table here; e2e tests use the real one.
  */
 import { randomUUID } from 'node:crypto';
 import { InputValidatorCache, type InternalToolRecord, type InternalToolVersion } from '@toolhost/contracts';
@@ -8,9 +9,12 @@ import type { OutcomeJob } from '@toolhost/queue';
 import { SandboxRuntime } from '@toolhost/sandbox';
 import { BuiltinRegistry } from '../builtins/builtin-registry';
 import { CalculateBuiltin } from '../builtins/calculate.builtin';
+import type { OperatorToolsClient } from '../builtins/operator-tools.client';
 import type { RegistryClient } from '../registry/registry.client';
 import { ToolCatalog } from '../registry/tool-catalog';
 import { InvocationRunner } from './invocation-runner';
+import { OutcomeWriteError } from './outcome-write.error';
+import type { OutcomeSink } from './outcome-writes';
 
 const tenantId = randomUUID();
 const tools = new Map<string, InternalToolVersion>();
@@ -64,18 +68,20 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     { wallClockMs: 10_000, toolCallBudget: 50 },
   );
 
+  const jobFor = (tool: InternalToolVersion, input: Record<string, unknown> = {}, invocationId = randomUUID()) => ({
+    v: 1 as const,
+    invocationId,
+    tenantId,
+    toolId: tool.id,
+    version: tool.version,
+    input: input as never,
+    context: { agentId: 'a' },
+    enqueuedAt: Date.now(),
+  });
+
   const run = async (tool: InternalToolVersion, input: Record<string, unknown> = {}) => {
-    const { invocation, settled } = await runner.runJob({
-      v: 1,
-      invocationId: randomUUID(),
-      tenantId,
-      toolId: tool.id,
-      version: tool.version,
-      input: input as never,
-      context: { agentId: 'a' },
-      enqueuedAt: Date.now(),
-    });
-    await settled;
+    const { invocation, settle } = await runner.runJob(jobFor(tool, input));
+    await settle();
     return invocation;
   };
 
@@ -158,5 +164,95 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     outcomes.length = 0;
     expect(await run(tool)).toMatchObject({ status: 'failed', error: { code: 'TOOL_NOT_FOUND' } });
     expect(outcomes).toHaveLength(0);
+  });
+  it('gives the nested runs of a job run again the same ids, and its operator calls the same idempotency keys', async () => {
+    const keys: string[] = [];
+    const operator = {
+      call: (_name: string, _input: unknown, _context: unknown, idempotencyKey: string) => {
+        keys.push(idempotencyKey);
+        return Promise.resolve({ key: idempotencyKey });
+      },
+    } as unknown as OperatorToolsClient;
+    const treeOutcomes: OutcomeJob[] = [];
+    const withOperator = new InvocationRunner(
+      new ToolCatalog(registry, true),
+      sandbox,
+      new BuiltinRegistry([new CalculateBuiltin()], operator),
+      new InputValidatorCache(),
+      { publish: (o) => (treeOutcomes.push(o), Promise.resolve()) },
+      { wallClockMs: 10_000, toolCallBudget: 50 },
+    );
+    const leaf = addTool('return params.x * 2;');
+    const middle = addTool(
+      `const [looked, doubled] = await Promise.all([ctx.tools.lookup({ q: params.x }), ctx.tools['${leaf.toolName}']({ x: params.x })]);
+       return { looked, doubled };`,
+      { allowedTools: [leaf.toolName, 'lookup'] },
+    );
+    const root = addTool(
+      `return Promise.all([
+         ctx.tools['${leaf.toolName}']({ x: 1 }),
+         ctx.tools['${middle.toolName}']({ x: 2 }),
+         ctx.tools.lookup({ q: 0 }),
+         ctx.tools['${middle.toolName}']({ x: 3 }),
+       ]);`,
+      { allowedTools: [leaf.toolName, middle.toolName, 'lookup'] },
+    );
+    // Each call is told apart by where it sits in the tree (parent, tool, input), not by the order runs finish in.
+    const tree = () =>
+      treeOutcomes.map((o) => [o.invocationId, o.parentInvocationId ?? '', o.toolId, o.inputSha256].join(' ')).sort();
+
+    // The same job twice, as after an infrastructure retry or a stalled job's second run.
+    const job = jobFor(root);
+    const first = await withOperator.runJob(job);
+    await first.settle();
+    const firstTree = tree();
+    const firstKeys = [...keys].sort();
+    treeOutcomes.length = 0;
+    keys.length = 0;
+    const second = await withOperator.runJob({ ...job, enqueuedAt: Date.now() });
+    await second.settle();
+
+    expect(tree()).toEqual(firstTree);
+    expect([...keys].sort()).toEqual(firstKeys);
+    expect(second.invocation).toEqual({ ...first.invocation, durationMs: second.invocation.durationMs });
+    // 1 root + 3 custom calls + 2 leaves below the middles, each id its own; 1 + 2 operator calls, keys distinct.
+    expect(new Set(firstTree.map((row) => row.split(' ')[0])).size).toBe(6);
+    expect(new Set(firstKeys).size).toBe(3);
+    expect(firstKeys).toContain(`${job.invocationId}:2`);
+  });
+
+  it('writes a nested outcome whose write failed while its caller ran again on the next settle', async () => {
+    let healthy = false;
+    const written: OutcomeJob[] = [];
+    const sink: OutcomeSink = {
+      publish: (outcome) => {
+        if (!healthy && outcome.parentInvocationId) return Promise.reject(new Error('Redis went away'));
+        written.push(outcome);
+        return Promise.resolve();
+      },
+    };
+    const failing = new InvocationRunner(
+      new ToolCatalog(registry, true),
+      sandbox,
+      new BuiltinRegistry([new CalculateBuiltin()], undefined),
+      new InputValidatorCache(),
+      sink,
+      { wallClockMs: 10_000, toolCallBudget: 50 },
+    );
+    const callee = addTool('return 1;');
+    // The nested run's outcome write fails while its caller is still running (more host round trips after it).
+    const caller = addTool(
+      `const one = await ctx.tools['${callee.toolName}']({});
+       for (let i = 0; i < 20; i++) await ctx.tools.calculate({ expression: '1 + 1' });
+       return one;`,
+      { allowedTools: [callee.toolName, 'calculate'] },
+    );
+    const { invocation, settle } = await failing.runJob(jobFor(caller));
+    expect(invocation).toMatchObject({ status: 'succeeded', result: 1 });
+    await expect(settle()).rejects.toEqual(expect.any(OutcomeWriteError));
+    await expect(settle()).rejects.toMatchObject({ unwritten: 1 });
+    healthy = true;
+    await settle();
+    expect(written.map((o) => o.toolId).sort()).toEqual([callee.id, caller.id].sort());
   });
 });

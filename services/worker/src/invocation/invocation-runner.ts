@@ -8,28 +8,28 @@ import {
   type InvocationError,
   type JsonValue,
 } from '@toolhost/contracts';
-import type { InvocationJob, OutcomeJob } from '@toolhost/queue';
+import type { InvocationJob } from '@toolhost/queue';
 import { CallBudget, type RunOutcome, type ToolCallAnswer } from '@toolhost/sandbox';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import type { SandboxRunner } from '../sandbox/sandbox-runner';
+import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import type { AuditLog, RunPlan } from './run-plan';
 import { ToolCallBridge } from './tool-call-bridge';
-
-/** Where finished runs go (the outcomes queue); resolves once the outcome is durable. */
-export interface OutcomeSink {
-  publish(outcome: OutcomeJob): Promise<void>;
-}
 
 export interface RunnerLimits {
   wallClockMs: number;
   toolCallBudget: number;
 }
 
-/** A finished root run; `settled` resolves once every outcome of its tree is durable. */
+/** A finished root run. */
 export interface RootResult {
   invocation: Invocation;
-  settled: Promise<void>;
+  /**
+   * Resolves once every outcome of its tree is durable; rejects (OutcomeWriteError) when some are not. Called again,
+   * it first writes those again.
+   */
+  settle(): Promise<void>;
 }
 
 export const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
@@ -74,10 +74,10 @@ export class InvocationRunner {
       context: job.context,
       budget: new CallBudget(this.limits.toolCallBudget),
       deadlineAt: Date.now() + this.limits.wallClockMs,
-      pendingWrites: [],
+      outcomes: new OutcomeWrites(this.outcomes),
     };
     const invocation = await this.execute(plan);
-    return { invocation, settled: Promise.all(plan.pendingWrites).then(() => undefined) };
+    return { invocation, settle: () => plan.outcomes.settle() };
   }
 
   private async execute(plan: RunPlan): Promise<Invocation> {
@@ -189,24 +189,22 @@ export class InvocationRunner {
     };
     // A tool that no longer exists has no counters to move.
     if (error?.code !== ErrorCode.TOOL_NOT_FOUND) {
-      plan.pendingWrites.push(
-        this.outcomes.publish({
-          v: 1,
-          invocationId: plan.invocationId,
-          ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
-          tenantId: plan.tenantId,
-          toolId: plan.toolId,
-          version: plan.version,
-          status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
-          ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
-          durationMs,
-          context: plan.context,
-          inputSha256: sha256(plan.input),
-          audit: audits,
-          startedAt: startedAt.toISOString(),
-          finishedAt: finishedAt.toISOString(),
-        }),
-      );
+      plan.outcomes.add({
+        v: 1,
+        invocationId: plan.invocationId,
+        ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
+        tenantId: plan.tenantId,
+        toolId: plan.toolId,
+        version: plan.version,
+        status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
+        ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
+        durationMs,
+        context: plan.context,
+        inputSha256: sha256(plan.input),
+        audit: audits,
+        startedAt: startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+      });
     }
     return invocation;
   }

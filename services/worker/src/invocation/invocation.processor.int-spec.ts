@@ -1,15 +1,30 @@
 /**
  * InvocationProcessor on a real Redis, with a stand-in runner (the sandbox is not the subject): a job is started
- * without a second fetch round trip in front of it, concurrency still holds several jobs in hand, and every job
- * is completed with its Invocation after the reply went out.
+ * without a second fetch round trip in front of it, concurrency still holds several jobs in hand, every job
+ * is completed with its Invocation after the reply went out (also when its outcomes cannot be written), and jobs
+ * are locked for as long as the executors' settings ask.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { Counter, Histogram, Registry } from 'prom-client';
 import type Redis from 'ioredis';
 import type { Invocation } from '@toolhost/contracts';
-import { createRedis, INVOCATIONS_QUEUE, invocationJobOptions, type InvocationJob } from '@toolhost/queue';
+import {
+  createRedis,
+  decodeOutcome,
+  INVOCATIONS_QUEUE,
+  invocationJobOptions,
+  outcomesStreamKey,
+  type InvocationJob,
+  type OutcomeJob,
+} from '@toolhost/queue';
+import { executorLockDurationMs, stuckAfterMs, type StuckSettings } from '../executor/executor-deadlines';
+import { OutcomePublisher } from '../outcomes/outcome-publisher';
+import { loadWorkerConfig } from '../worker.config';
 import type { InvocationRunner } from './invocation-runner';
-import { InvocationProcessor } from './invocation.processor';
+import { InvocationProcessor, type ProcessorHooks, type ProcessorOptions } from './invocation.processor';
+import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
+import { ProcessorMetrics } from './processor-metrics';
 import { ReplyPublisher } from './reply-publisher';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -45,6 +60,32 @@ function invocationFor(data: InvocationJob): Invocation {
   };
 }
 
+function outcomeFor(invocation: Invocation, data: InvocationJob): OutcomeJob {
+  const at = new Date().toISOString();
+  return {
+    v: 1,
+    invocationId: invocation.id,
+    tenantId: data.tenantId,
+    toolId: data.toolId,
+    version: data.version,
+    status: 'succeeded',
+    durationMs: invocation.durationMs ?? 0,
+    context: data.context,
+    inputSha256: 'x',
+    audit: [],
+    startedAt: at,
+    finishedAt: at,
+  };
+}
+
+/** The part of MetricsService the processor's metrics use, on a registry of its own (Nest's ESM stays out of jest). */
+function metricsOn(registry: Registry): ConstructorParameters<typeof ProcessorMetrics>[0] {
+  return {
+    counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames, registers: [registry] }),
+    histogram: (name, help, labelNames = []) => new Histogram({ name, help, labelNames, registers: [registry] }),
+  };
+}
+
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -73,6 +114,7 @@ describe('InvocationProcessor', () => {
 
   afterEach(async () => {
     await Promise.all(processors.splice(0).map((p) => p.close()));
+    await queueConnection.del(outcomesStreamKey(prefix));
     await queue.obliterate({ force: true });
     await queue.close();
     queueConnection.disconnect();
@@ -81,13 +123,25 @@ describe('InvocationProcessor', () => {
     subscriber.disconnect();
   });
 
-  function processor(runJob: InvocationRunner['runJob'], concurrency: number, takeAhead = true): InvocationProcessor {
-    const created = new InvocationProcessor(
-      { runJob } as InvocationRunner,
-      new ReplyPublisher(publisher),
-      { onFinished: () => undefined, onInfrastructureFailure: () => undefined },
-      { connection, prefix, concurrency, takeAhead },
-    );
+  function processor(
+    runJob: InvocationRunner['runJob'],
+    concurrency: number,
+    takeAhead = true,
+    options: Partial<ProcessorOptions> = {},
+    hooks: ProcessorHooks = {
+      onFinished: () => undefined,
+      onInfrastructureFailure: () => undefined,
+      onOutcomesLost: () => undefined,
+    },
+  ): InvocationProcessor {
+    const created = new InvocationProcessor({ runJob } as InvocationRunner, new ReplyPublisher(publisher), hooks, {
+      connection,
+      prefix,
+      concurrency,
+      takeAhead,
+      lockDurationMs: 30_000,
+      ...options,
+    });
     processors.push(created);
     return created;
   }
@@ -140,7 +194,7 @@ describe('InvocationProcessor', () => {
     const atStart: { fetches: number; takes: number }[] = [];
     const p = processor((data) => {
       atStart.push({ fetches: count.fetches(), takes: count.takes() });
-      return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
+      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
     }, 4);
     p.start();
     for (let i = 0; i < 3; i += 1) {
@@ -173,7 +227,7 @@ describe('InvocationProcessor', () => {
     const p = processor(
       (data) => {
         started.push(data.invocationId);
-        return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
+        return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
       },
       4,
       false,
@@ -204,7 +258,7 @@ describe('InvocationProcessor', () => {
     const p = processor(async (data) => {
       lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
       await gate;
-      return { invocation: invocationFor(data), settled: Promise.resolve() };
+      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
     }, 2);
     p.start();
     await until(() => parked());
@@ -227,7 +281,7 @@ describe('InvocationProcessor', () => {
     const started: string[] = [];
     const p = processor((data) => {
       started.push(data.invocationId);
-      return Promise.resolve({ invocation: invocationFor(data), settled: Promise.resolve() });
+      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
     }, 2);
     p.start();
     await until(() => parked());
@@ -256,7 +310,7 @@ describe('InvocationProcessor', () => {
     const p = processor(async (data) => {
       started.push(data.invocationId);
       if (started.length === 1) await gate;
-      return { invocation: invocationFor(data), settled: Promise.resolve() };
+      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
     }, 2);
     p.start();
     const first = randomUUID();
@@ -284,7 +338,7 @@ describe('InvocationProcessor', () => {
       most = Math.max(most, inHand);
       await gate;
       inHand -= 1;
-      return { invocation: invocationFor(data), settled: Promise.resolve() };
+      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
     }, 3);
     const replies: string[] = [];
     const channel = `toolhost:replies:${prefix}`;
@@ -309,5 +363,130 @@ describe('InvocationProcessor', () => {
       await until(async () => (await queue.getJobState(id)) === 'completed');
       expect((await queue.getJob(id))?.returnvalue).toEqual(invocationFor(job(id, channel)));
     }
+  });
+  describe('once the reply went out', () => {
+    /** A runner whose every run writes its outcome to `sink`, counting the runs (the tool's side effects). */
+    function writingRunner(sink: OutcomeSink): { runs: string[]; runJob: InvocationRunner['runJob'] } {
+      const runs: string[] = [];
+      return {
+        runs,
+        runJob: (data) => {
+          runs.push(data.invocationId);
+          const invocation = invocationFor(data);
+          const writes = new OutcomeWrites(sink);
+          writes.add(outcomeFor(invocation, data));
+          return Promise.resolve({ invocation, settle: () => writes.settle() });
+        },
+      };
+    }
+
+    async function repliesOn(channel: string): Promise<Invocation[]> {
+      const replies: Invocation[] = [];
+      subscriber.on('message', (_channel: string, message: string) => {
+        replies.push((JSON.parse(message) as { invocation: Invocation }).invocation);
+      });
+      await subscriber.subscribe(channel);
+      return replies;
+    }
+
+    const lostCount = async (registry: Registry): Promise<number> =>
+      (await registry.getSingleMetric('toolhost_worker_outcomes_lost_total')?.get())?.values[0]?.value ?? 0;
+
+    it('completes the job with the replied invocation when its outcome cannot be written, and counts the loss', async () => {
+      // XADD on a key of another type fails every time: the outcome can never be written.
+      await queueConnection.set(outcomesStreamKey(prefix), 'not a stream');
+      const runner = writingRunner(new OutcomePublisher(publisher, outcomesStreamKey(prefix)));
+      const metrics = new Registry();
+      const logged: unknown[] = [];
+      const hooks = new ProcessorMetrics(metricsOn(metrics), { error: (message: unknown) => logged.push(message) });
+      processor(runner.runJob, 2, true, { outcomeRetryMs: 500 }, hooks).start();
+      const channel = `toolhost:replies:${prefix}`;
+      const replies = await repliesOn(channel);
+      const id = randomUUID();
+      await queue.add(INVOCATIONS_QUEUE, job(id, channel), invocationJobOptions(id));
+
+      await until(async () => ['completed', 'failed'].includes(await queue.getJobState(id)), 20_000);
+      expect(await queue.getJobState(id)).toBe('completed');
+      // The tool ran once, and the job record is what the caller was answered with.
+      expect(runner.runs).toEqual([id]);
+      expect(replies).toHaveLength(1);
+      expect((await queue.getJob(id))?.returnvalue).toEqual(replies[0]);
+      expect(await lostCount(metrics)).toBe(1);
+      expect(logged).toEqual([expect.objectContaining({ invocationId: id, lost: 1 })]);
+    });
+
+    it('writes an outcome whose write failed again, then completes the job', async () => {
+      const stream = new OutcomePublisher(publisher, outcomesStreamKey(prefix));
+      let writes = 0;
+      const flaky: OutcomeSink = {
+        publish: (outcome) =>
+          (writes += 1) === 1 ? Promise.reject(new Error('Redis went away')) : stream.publish(outcome),
+      };
+      const runner = writingRunner(flaky);
+      const metrics = new Registry();
+      processor(
+        runner.runJob,
+        2,
+        true,
+        {},
+        new ProcessorMetrics(metricsOn(metrics), { error: () => undefined }),
+      ).start();
+      const id = randomUUID();
+      await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+
+      await until(async () => ['completed', 'failed'].includes(await queue.getJobState(id)), 20_000);
+      expect(await queue.getJobState(id)).toBe('completed');
+      expect(runner.runs).toEqual([id]);
+      expect(writes).toBe(2);
+      const entries = await queueConnection.xrange(outcomesStreamKey(prefix), '-', '+');
+      expect(entries.map(([, fields]) => decodeOutcome(fields)?.invocationId)).toEqual([id]);
+      expect(await lostCount(metrics)).toBe(0);
+    });
+  });
+
+  describe('lock duration', () => {
+    const defaults = loadWorkerConfig({});
+    const settings: [string, StuckSettings][] = [
+      ['the default settings', defaults],
+      ['a short wall clock and grace', { INVOCATION_WALL_CLOCK_MS: 3_000, EXECUTOR_STUCK_GRACE_MS: 1_000 }],
+      ['a long wall clock', { INVOCATION_WALL_CLOCK_MS: 120_000, EXECUTOR_STUCK_GRACE_MS: 5_000 }],
+    ];
+
+    it.each(settings)(
+      'with %s, locks a job past the supervisor kill of a stuck executor, even just before a renewal',
+      async (_name, stuck) => {
+        const lockDurationMs = executorLockDurationMs(stuck);
+        let lockTtl = -1;
+        let release: () => void = () => undefined;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const p = processor(
+          async (data) => {
+            lockTtl = await queueConnection.pttl(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
+            await gate;
+            return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+          },
+          1,
+          true,
+          { lockDurationMs },
+        );
+        p.start();
+        const id = randomUUID();
+        await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+        await until(() => lockTtl !== -1);
+        release();
+        await until(async () => (await queue.getJobState(id)) === 'completed');
+        // What Redis holds is what the executors' settings ask for.
+        expect(lockTtl).toBeGreaterThan(lockDurationMs - 2_000);
+        expect(lockTtl).toBeLessThanOrEqual(lockDurationMs);
+        // BullMQ renews a lock once it is lockRenewTime / 2 old, every lockRenewTime / 2: a frozen executor's lock
+        // was renewed at most lockRenewTime ago. The supervisor kills it at most its stuck deadline plus a heartbeat
+        // and a watchdog tick after it froze; recovery then needs the lock (with seconds to spare).
+        const renewMs = (p as unknown as { worker: { opts: { lockRenewTime: number } } }).worker.opts.lockRenewTime;
+        const leftAfterFreezeMs = lockDurationMs - renewMs;
+        expect(leftAfterFreezeMs).toBeGreaterThan(stuckAfterMs(stuck) + 2_000 + 5_000);
+      },
+    );
   });
 });

@@ -2,7 +2,8 @@ import { UnrecoverableError, Worker, type Job, type JobJson } from 'bullmq';
 import type Redis from 'ioredis';
 import { ErrorCode, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { failedInvocation, type InvocationRunner } from './invocation-runner';
+import { failedInvocation, type InvocationRunner, type RootResult } from './invocation-runner';
+import { OutcomeWriteError } from './outcome-write.error';
 import type { ReplyPublisher } from './reply-publisher';
 import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake, takeAheadSupported, type TakenJob } from './take-ahead';
 
@@ -10,14 +11,24 @@ export interface ProcessorOptions {
   connection: Redis;
   prefix: string;
   concurrency: number;
+  /** BullMQ's lockDuration: how long a job stays locked to this worker after its last renewal. */
+  lockDurationMs: number;
   /** Send the fetch behind the blocking wait (see ReplyFirstWorker); on by default. */
   takeAhead?: boolean;
+  /** How long a finished tree's outcomes are written again before they are given up on (10 s by default). */
+  outcomeRetryMs?: number;
 }
 
 export interface ProcessorHooks {
   onFinished(invocation: Invocation, seconds: number): void;
   onInfrastructureFailure(): void;
+  /** `lost` outcomes of a finished tree could not be written: the registry will not count those runs. */
+  onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void;
 }
+
+const OUTCOME_RETRY_MS = 10_000;
+const OUTCOME_BACKOFF_FIRST_MS = 100;
+const OUTCOME_BACKOFF_MAX_MS = 2_000;
 
 /**
  * BullMQ's Worker with changes to how it fetches, all to keep Redis work off the path of a call:
@@ -64,6 +75,7 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs,
       autorun: false,
     });
     this.connection = options.connection;
@@ -205,10 +217,12 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
 /**
  * Consumes the invocations queue. Created paused: `start()` is called once Redis and the registry answer.
  * A finished run — failed tools included — completes the job with the Invocation as its return value (the
- * durable answer for polling) after the reply is published; only infrastructure errors throw and retry.
+ * durable answer for polling) after the reply is published; only infrastructure errors before the run finished
+ * throw and retry.
  */
 export class InvocationProcessor {
   private readonly worker: ReplyFirstWorker;
+  private readonly outcomeRetryMs: number;
 
   constructor(
     private readonly runner: InvocationRunner,
@@ -216,6 +230,7 @@ export class InvocationProcessor {
     private readonly hooks: ProcessorHooks,
     options: ProcessorOptions,
   ) {
+    this.outcomeRetryMs = options.outcomeRetryMs ?? OUTCOME_RETRY_MS;
     this.worker = new ReplyFirstWorker((job) => this.handle(job), options);
     this.worker.on('failed', (job, error) => void this.onFailed(job, error));
     this.worker.on('error', () => undefined);
@@ -238,14 +253,39 @@ export class InvocationProcessor {
   private async handle(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
     if (job.data.v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(job.data.v)}`);
     const started = process.hrtime.bigint();
-    const { invocation, settled } = await this.runner.runJob(job.data);
+    const result = await this.runner.runJob(job.data);
+    const invocation = result.invocation;
     if (job.data.replyTo) {
       // A lost reply is not fatal: the gateway falls back to the job record.
       await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
     }
-    await settled;
+    // From here on nothing throws: the job completes with the invocation its caller was answered with.
+    await this.settleOutcomes(result);
     this.hooks.onFinished(invocation, Number(process.hrtime.bigint() - started) / 1e9);
     return invocation;
+  }
+
+  /**
+   * Waits until the tree's outcomes are in Redis, writing the failed ones again with backoff (a rewrite is safe: the
+   * registry applies each invocation id once), and gives up after `outcomeRetryMs`. It never throws, on purpose: a
+   * throw makes BullMQ retry the job, which runs the tool again (its side effects twice) and may store an invocation
+   * other than the one the caller already has. The price of giving up is that the registry never counts these runs
+   * (usage, failures, audit rows); that is logged and counted (`toolhost_worker_outcomes_lost_total`) instead.
+   */
+  private async settleOutcomes(result: RootResult): Promise<void> {
+    const deadline = Date.now() + this.outcomeRetryMs;
+    for (let delay = OUTCOME_BACKOFF_FIRST_MS; ; delay = Math.min(delay * 2, OUTCOME_BACKOFF_MAX_MS)) {
+      try {
+        await result.settle();
+        return;
+      } catch (error) {
+        if (Date.now() + delay > deadline) {
+          this.hooks.onOutcomesLost(result.invocation, error instanceof OutcomeWriteError ? error.unwritten : 1, error);
+          return;
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 
   /** After the last attempt, the caller still gets a terminal answer instead of waiting out its timeout. */

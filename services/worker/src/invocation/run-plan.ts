@@ -1,6 +1,7 @@
 import type { InvocationContext, JsonValue } from '@toolhost/contracts';
 import type { AuditEntry } from '@toolhost/queue';
 import type { CallBudget } from '@toolhost/sandbox';
+import type { OutcomeWrites } from './outcome-writes';
 
 /** One run in an invocation tree: the root (from the queue) or a nested `ctx.tools` call. */
 export interface RunPlan {
@@ -15,8 +16,8 @@ export interface RunPlan {
   budget: CallBudget;
   /** Epoch ms by which the whole tree must be done. */
   deadlineAt: number;
-  /** Outcome writes of the tree; the root job completes only once all of them are durable. */
-  pendingWrites: Promise<void>[];
+  /** Outcome writes of the tree; the root job completes once all of them are durable (or given up on). */
+  outcomes: OutcomeWrites;
   /** The run whose `ctx.tools` call started this one. */
   parent?: RunPlan;
   /** Set when a run below this one ran out of the tree's budget: this run then ends BUDGET_EXCEEDED too. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   parseToolRef,
   toolNameOf,
@@ -11,6 +10,7 @@ import type { RunContext, ToolBridge, ToolCallAnswer } from '@toolhost/sandbox';
 import { BuiltinInputError } from '../builtins/builtin-input.error';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import type { ToolCatalog } from '../registry/tool-catalog';
+import { nestedInvocationId } from './nested-invocation-id';
 import type { AuditLog, RunPlan } from './run-plan';
 
 const problemsJson = (problems: InputProblem[]): JsonValue =>
@@ -28,6 +28,12 @@ export type NestedRun = (plan: RunPlan) => Promise<ToolCallAnswer>;
  * reaches here; this class enforces `allowedTools`, resolves and validates the callee, and dispatches it.
  */
 export class ToolCallBridge implements ToolBridge {
+  /**
+   * Counted in the order the code makes its calls: the sandbox hands them over in that order (`Promise.all` of
+   * several included), so the same code and input number them alike on every run of a job. Nested run ids and
+   * operator idempotency keys derive from it. (Calls made after awaiting answers that may arrive in either order
+   * are numbered in arrival order: that much is up to the tool.)
+   */
   private callIndex = 0;
 
   constructor(
@@ -69,7 +75,7 @@ export class ToolCallBridge implements ToolBridge {
 
   private async dispatch(name: string, input: JsonValue, callIndex: number): Promise<ToolCallAnswer> {
     const ref = parseToolRef(name);
-    if (ref) return this.callCustom(name, ref.id, ref.version, input);
+    if (ref) return this.callCustom(name, ref.id, ref.version, input, callIndex);
     if (!this.isAllowedBuiltin(name)) return { error: 'TOOL_NOT_ALLOWED', details: { tool: name } };
     const local = this.builtins.localTool(name);
     if (local) {
@@ -102,6 +108,7 @@ export class ToolCallBridge implements ToolBridge {
     id: string,
     pinned: number | undefined,
     input: JsonValue,
+    callIndex: number,
   ): Promise<ToolCallAnswer> {
     const allowed = this.caller.allowedTools ?? [];
     if (!allowed.includes(toolNameOf(id)) && !allowed.includes(name)) {
@@ -121,7 +128,7 @@ export class ToolCallBridge implements ToolBridge {
         details: { tool: name, errors: problemsJson(check.problems), received: input },
       };
     return this.runNested({
-      invocationId: randomUUID(),
+      invocationId: nestedInvocationId(this.plan.invocationId, callIndex),
       parentInvocationId: this.plan.invocationId,
       tenantId: this.plan.tenantId,
       toolId: id,
@@ -130,7 +137,7 @@ export class ToolCallBridge implements ToolBridge {
       context: this.plan.context,
       budget: this.plan.budget,
       deadlineAt: this.plan.deadlineAt,
-      pendingWrites: this.plan.pendingWrites,
+      outcomes: this.plan.outcomes,
       parent: this.plan,
     });
   }

@@ -1,0 +1,58 @@
+import type { OutcomeJob } from '@toolhost/queue';
+import { OutcomeWriteError } from './outcome-write.error';
+
+/** Where finished runs go (the outcomes stream); resolves once the outcome is durable. */
+export interface OutcomeSink {
+  publish(outcome: OutcomeJob): Promise<void>;
+}
+
+interface Write {
+  outcome: OutcomeJob;
+  /** Settles with the write; never rejects. */
+  done: Promise<void>;
+  failed: boolean;
+  error: unknown;
+}
+
+/**
+ * The outcome writes of one invocation tree. A write's promise never rejects: a nested run's write starts long
+ * before anything awaits it (if ever: the job may fail first), and an unhandled rejection ends a Node 20 process.
+ * `settle()` waits for them all; the writes that failed are started again by its next call, which is safe because
+ * the registry applies each invocation id once.
+ */
+export class OutcomeWrites {
+  private readonly writes: Write[] = [];
+
+  constructor(private readonly sink: OutcomeSink) {}
+
+  add(outcome: OutcomeJob): void {
+    const write: Write = { outcome, done: Promise.resolve(), failed: false, error: undefined };
+    this.start(write);
+    this.writes.push(write);
+  }
+
+  /**
+   * Resolves once every outcome added so far is durable; rejects with an OutcomeWriteError when some are not. Each
+   * call first writes again the outcomes whose last write failed.
+   */
+  async settle(): Promise<void> {
+    for (const write of this.writes) if (write.failed) this.start(write);
+    await Promise.all(this.writes.map((write) => write.done));
+    const failed = this.writes.filter((write) => write.failed);
+    if (failed.length > 0) throw new OutcomeWriteError(failed.length, failed[0].error);
+  }
+
+  private start(write: Write): void {
+    write.failed = false;
+    write.error = undefined;
+    // A sink that throws instead of rejecting is handled alike.
+    const published = new Promise<void>((resolve) => resolve(this.sink.publish(write.outcome)));
+    write.done = published.then(
+      () => undefined,
+      (error: unknown) => {
+        write.failed = true;
+        write.error = error;
+      },
+    );
+  }
+}

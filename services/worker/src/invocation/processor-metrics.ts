@@ -1,0 +1,53 @@
+import type { LoggerService } from '@nestjs/common';
+import type { Invocation } from '@toolhost/contracts';
+import type { MetricsService } from '@toolhost/observability';
+import type { ProcessorHooks } from './invocation.processor';
+
+/** What the invocation processor reports: finished invocations and their run time, failed jobs, lost outcomes. */
+export class ProcessorMetrics implements ProcessorHooks {
+  private readonly finished;
+  private readonly duration;
+  private readonly infraFailures;
+  private readonly outcomesLost;
+
+  constructor(
+    metrics: Pick<MetricsService, 'counter' | 'histogram'>,
+    private readonly logger: Pick<LoggerService, 'error'>,
+  ) {
+    this.finished = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
+      'status',
+      'code',
+    ]);
+    this.duration = metrics.histogram('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', [
+      'status',
+    ]);
+    this.infraFailures = metrics.counter(
+      'toolhost_worker_infrastructure_failures_total',
+      'Jobs that failed for infrastructure reasons after their last attempt',
+    );
+    this.outcomesLost = metrics.counter(
+      'toolhost_worker_outcomes_lost_total',
+      'Outcomes of finished runs that could not be written, so the registry does not count those runs',
+    );
+  }
+
+  onFinished(invocation: Invocation, seconds: number): void {
+    this.finished.inc({ status: invocation.status, code: invocation.error?.code ?? 'OK' });
+    this.duration.observe({ status: invocation.status }, seconds);
+  }
+
+  onInfrastructureFailure(): void {
+    this.infraFailures.inc();
+  }
+
+  onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void {
+    this.outcomesLost.inc(lost);
+    this.logger.error({
+      msg: 'outcomes of a finished invocation could not be written; its job completes without them',
+      invocationId: invocation.id,
+      toolId: invocation.toolId,
+      lost,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * A stuck executor whose silence outlasts BullMQ's default 30 s lock still has its run ended SANDBOX_CRASH: with a
+ * 25 s wall clock and 8 s grace the supervisor kills it 33 s after it froze, and crash recovery finds its job only
+ * if the job's lock is still there (executorLockDurationMs). Before, the lock had lapsed, recovery skipped the job,
+ * and BullMQ's stalled check ran the code again later. (test/e2e/executor-crash.e2e-spec.ts covers short settings,
+ * where even the default lock outlived the kill.)
+ */
+import { Stack } from './stack';
+import { busyTool, executorPids, gauge, workerMetrics, type Answer } from './executor-support';
+
+describe('a stuck executor past the default lock (e2e)', () => {
+  let stack: Stack;
+  let key: string;
+
+  beforeAll(async () => {
+    stack = await new Stack({
+      workerEnv: {
+        SANDBOX_PROCESSES: '1',
+        EXECUTOR_STANDBY: 'off',
+        INVOCATION_WALL_CLOCK_MS: '25000',
+        EXECUTOR_STUCK_GRACE_MS: '8000',
+      },
+    }).start();
+    ({ key } = await stack.tenant('stuck-executor'));
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
+    );
+  }, 120_000);
+
+  afterAll(() => stack?.stop(), 60_000);
+
+  it('ends the run SANDBOX_CRASH, answers its caller and runs it only once', async () => {
+    const tool = await stack.createTool(key, busyTool(20_000));
+    const answer = stack.invoke<Answer>(key, { tool: tool.toolName, input: {}, timeoutMs: 90_000 });
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
+    );
+    const [pid] = executorPids(stack);
+    const frozenAt = Date.now();
+    process.kill(pid, 'SIGSTOP');
+
+    const crashed = await answer;
+    expect(crashed.status).toBe(200);
+    expect(crashed.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    expect(crashed.body.error.message).toMatch(/SIGKILL/);
+    // Answered after the kill (33 s), not by a second run after BullMQ's stalled check.
+    expect(Date.now() - frozenAt).toBeGreaterThan(30_000);
+    const polled = await stack.gateway('GET', `/v1/invocations/${crashed.body.id}`, key);
+    expect(polled.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    const record = await Stack.until(
+      () => stack.registry('GET', `/v1/tools/${tool.id}`, key),
+      (r) => r.body.failureCount === 1,
+    );
+    expect(record.body.usageCount).toBe(1);
+    expect(executorPids(stack)).not.toContain(pid);
+  }, 150_000);
+});
