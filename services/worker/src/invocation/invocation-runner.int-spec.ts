@@ -108,6 +108,19 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     expect(rootOutcome?.audit.map((a) => a.event)).toEqual(['tool.call', 'tool.call', 'done']);
   });
 
+  it('settles the tree only once a nested run its caller did not wait for has ended and been written', async () => {
+    const slow = addTool('const t = Date.now(); while (Date.now() - t < 300) {} return 2;');
+    const caller = addTool(`ctx.tools['${slow.toolName}']({}); return 1;`, { allowedTools: [slow.toolName] });
+    outcomes.length = 0;
+    const { invocation, settle } = await runner.runJob(jobFor(caller));
+    expect(invocation).toMatchObject({ status: 'succeeded', result: 1 });
+    await settle();
+    // The root's job would complete here: the nested run's outcome must already be in.
+    const nested = outcomes.filter((o) => o.parentInvocationId === invocation.id);
+    expect(nested).toHaveLength(1);
+    expect(nested[0]).toMatchObject({ toolId: slow.id, status: 'succeeded' });
+  });
+
   it('answers TOOL_NOT_ALLOWED for custom tools without allowedTools, and allows built-ins', async () => {
     const other = addTool('return 1;');
     const caller = addTool(

@@ -153,7 +153,8 @@ export class InvocationRunner {
 
   /** What `ctx.tools.custom_<id>()` resolves to: the callee's result, or `{error, details}`. */
   private async runNested(plan: RunPlan): Promise<ToolCallAnswer> {
-    const invocation = await this.execute(plan);
+    // Tracked: the tree's job completes only once this run has ended and its outcome is written.
+    const invocation = await plan.outcomes.track(this.execute(plan));
     if (invocation.status === 'succeeded') return invocation.result ?? null;
     const error = invocation.error;
     if (error?.code === ErrorCode.BUDGET_EXCEEDED && plan.parent) plan.parent.budgetExceededBelow = true;

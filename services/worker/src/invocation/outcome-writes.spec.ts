@@ -22,6 +22,34 @@ const outcome = (invocationId: string): OutcomeJob => ({
 });
 
 describe('OutcomeWrites', () => {
+  it('settles only once the nested runs it tracks have ended, with their outcomes', async () => {
+    const written: string[] = [];
+    const writes = new OutcomeWrites({
+      publish: (o) => {
+        written.push(o.invocationId);
+        return Promise.resolve();
+      },
+    });
+    writes.add(outcome('root'));
+    let endNested: () => void = () => undefined;
+    // A nested run still going when the root ended (its caller stopped waiting for it).
+    void writes.track(
+      new Promise<void>((resolve) => {
+        endNested = () => {
+          writes.add(outcome('nested'));
+          resolve();
+        };
+      }),
+    );
+    let settled = false;
+    const settling = writes.settle().then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    endNested();
+    await settling;
+    expect(written).toEqual(['root', 'nested']);
+  });
+
   it('settles once every write is durable, and writes only the failed ones again on the next settle', async () => {
     const calls: string[] = [];
     let down = new Set(['b', 'c']);

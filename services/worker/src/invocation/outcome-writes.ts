@@ -22,8 +22,25 @@ interface Write {
  */
 export class OutcomeWrites {
   private readonly writes: Write[] = [];
+  /** Nested runs of the tree still going; their outcomes are added when they end. */
+  private running = 0;
+  private whenIdle: (() => void)[] = [];
 
   constructor(private readonly sink: OutcomeSink) {}
+
+  /**
+   * Counts `run` (a nested run of the tree) until it settles: `settle()` waits for it. A root can end before its
+   * nested runs do — it hit its budget with calls in flight, timed out while a call was pending, or never awaited a
+   * call — and those runs' outcomes would otherwise be written after its job completed (or never, if the executor
+   * then retired or drained). Nested runs share the tree's wall clock, so the wait is bounded by it.
+   */
+  track<T>(run: Promise<T>): Promise<T> {
+    this.running += 1;
+    return run.finally(() => {
+      this.running -= 1;
+      if (this.running === 0) for (const wake of this.whenIdle.splice(0)) wake();
+    });
+  }
 
   add(outcome: OutcomeJob): void {
     const write: Write = { outcome, done: Promise.resolve(), failed: false, error: undefined };
@@ -32,10 +49,11 @@ export class OutcomeWrites {
   }
 
   /**
-   * Resolves once every outcome added so far is durable; rejects with an OutcomeWriteError when some are not. Each
-   * call first writes again the outcomes whose last write failed.
+   * Resolves once no tracked run is going and every outcome added is durable; rejects with an OutcomeWriteError when
+   * some are not. Each call first writes again the outcomes whose last write failed.
    */
   async settle(): Promise<void> {
+    while (this.running > 0) await new Promise<void>((resolve) => this.whenIdle.push(resolve));
     for (const write of this.writes) if (write.failed) this.start(write);
     await Promise.all(this.writes.map((write) => write.done));
     const failed = this.writes.filter((write) => write.failed);
