@@ -36,6 +36,13 @@ export interface OutcomeJobV1 {
   status: 'succeeded' | 'failed';
   errorCode?: ErrorCode;
   errorMessage?: string;
+  /**
+   * Set on a failure that is not the tool's doing (its process died while running several tools' code; it never
+   * started, its caller having used up the wall clock; infrastructure below it failed): the registry counts it as
+   * usage and keeps it as `lastError`, but it neither adds to nor resets the consecutive `failureCount`, so it cannot
+   * disable a tool. Optional and ignored by registries that predate it.
+   */
+  blameless?: true;
   durationMs: number;
   context: InvocationContext;
   inputSha256: string;
