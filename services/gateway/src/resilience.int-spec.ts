@@ -8,7 +8,8 @@ import { RedisServerProcess } from '../test/redis-server.process';
 
 const PREFIX = `test-gwr-${randomUUID().slice(0, 8)}`;
 
-describe('gateway resilience: Redis outage and graceful drain', () => {
+/** A fake registry holding one active tool of a new tenant, whose key `key` may invoke. */
+function fakeTenantTool() {
   const registry = new FakeRegistry('internal-token-for-tests');
   const tenantId = randomUUID();
   const tool = {
@@ -21,6 +22,13 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     disabledReason: null,
     version: 1,
   };
+  registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
+  registry.tools.set(tool.id, tool);
+  return { registry, tenantId, tool };
+}
+
+describe('gateway resilience: Redis outage and graceful drain', () => {
+  const { registry, tenantId, tool } = fakeTenantTool();
   let redisServer: RedisServerProcess;
   let worker: FakeWorker;
   let gateway: GatewayProcess;
@@ -39,8 +47,6 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     call(gateway.url, 'POST', '/v1/invocations', { key: 'key', json: { tool: tool.id, ...body }, timeoutMs: 5_000 });
 
   beforeAll(async () => {
-    registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
-    registry.tools.set(tool.id, tool);
     await registry.start();
     redisServer = await RedisServerProcess.start();
     worker = new FakeWorker(redisServer.url, PREFIX);
@@ -133,18 +139,7 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
 
 describe('gateway resilience: an enqueue that Redis does not answer in time', () => {
   const prefix = `test-gwst-${randomUUID().slice(0, 8)}`;
-  const registry = new FakeRegistry('internal-token-for-tests');
-  const tenantId = randomUUID();
-  const tool = {
-    id: randomUUID(),
-    tenantId,
-    title: 't',
-    description: 'd',
-    inputSchema: { type: 'object' },
-    status: 'active' as const,
-    disabledReason: null,
-    version: 1,
-  };
+  const { registry, tool } = fakeTenantTool();
   const ENQUEUE_TIMEOUT_MS = 1_000;
   let redisServer: RedisServerProcess;
   let worker: FakeWorker;
@@ -165,8 +160,6 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
   };
 
   beforeAll(async () => {
-    registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
-    registry.tools.set(tool.id, tool);
     await registry.start();
     redisServer = await RedisServerProcess.start();
     admin = new Redis(redisServer.url);
@@ -226,24 +219,11 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
 });
 
 describe('gateway resilience: started while Redis is down', () => {
-  const registry = new FakeRegistry('internal-token-for-tests');
-  const tenantId = randomUUID();
-  const tool = {
-    id: randomUUID(),
-    tenantId,
-    title: 't',
-    description: 'd',
-    inputSchema: { type: 'object' },
-    status: 'active' as const,
-    disabledReason: null,
-    version: 1,
-  };
+  const { registry, tool } = fakeTenantTool();
   let redisServer: RedisServerProcess;
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
-    registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
-    registry.tools.set(tool.id, tool);
     await registry.start();
     redisServer = await RedisServerProcess.start();
     await redisServer.kill();
