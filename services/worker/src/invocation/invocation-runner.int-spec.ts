@@ -9,8 +9,9 @@ import type { OutcomeJob } from '@toolhost/queue';
 import { SandboxRuntime } from '@toolhost/sandbox';
 import { BuiltinRegistry } from '../builtins/builtin-registry';
 import { CalculateBuiltin } from '../builtins/calculate.builtin';
-import type { OperatorToolsClient } from '../builtins/operator-tools.client';
+import { OperatorToolUnavailableError, type OperatorToolsClient } from '../builtins/operator-tools.client';
 import type { RegistryClient } from '../registry/registry.client';
+import { RegistryUnavailableError } from '../registry/registry-unavailable.error';
 import { ToolCatalog } from '../registry/tool-catalog';
 import { InvocationRunner } from './invocation-runner';
 import { OutcomeWriteError } from './outcome-write.error';
@@ -43,12 +44,23 @@ function addTool(code: string, extra: Partial<InternalToolVersion> = {}): Intern
   return tool;
 }
 
+/** Tools the registry cannot be reached for (as RegistryClient fails), and how long it takes to answer for others. */
+const unreachable = new Set<string>();
+const answerDelayMs = new Map<string, number>();
+const reachable = (id: string): Promise<void> =>
+  unreachable.has(id)
+    ? Promise.reject(new RegistryUnavailableError('registry unreachable: connect ECONNREFUSED'))
+    : new Promise((resolve) => setTimeout(resolve, answerDelayMs.get(id) ?? 0));
+
 const registry = {
-  getVersion: (id: string, version: number) =>
-    Promise.resolve(tools.get(id)?.version === version ? tools.get(id) : undefined),
-  getTool: (id: string) => {
+  getVersion: async (id: string, version: number) => {
+    await reachable(id);
+    return tools.get(id)?.version === version ? tools.get(id) : undefined;
+  },
+  getTool: async (id: string) => {
+    await reachable(id);
     const tool = tools.get(id);
-    return Promise.resolve(tool ? ({ ...tool, status: 'active' } as unknown as InternalToolRecord) : undefined);
+    return tool ? ({ ...tool, status: 'active' } as unknown as InternalToolRecord) : undefined;
   },
 } as unknown as RegistryClient;
 
@@ -232,6 +244,114 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     expect(new Set(firstTree.map((row) => row.split(' ')[0])).size).toBe(6);
     expect(new Set(firstKeys).size).toBe(3);
     expect(firstKeys).toContain(`${job.invocationId}:2`);
+  });
+
+  describe('failures the tool did not cause', () => {
+    const outcomeOf = (id: string) => outcomes.find((o) => o.invocationId === id);
+    const nestedOf = (id: string) => outcomes.filter((o) => o.parentInvocationId === id);
+
+    it('counts a callee that never started, its caller having used up the wall clock, as blameless', async () => {
+      const short = new InvocationRunner(
+        new ToolCatalog(registry, true),
+        sandbox,
+        new BuiltinRegistry([new CalculateBuiltin()], undefined),
+        new InputValidatorCache(),
+        { publish: (o) => (outcomes.push(o), Promise.resolve()) },
+        { wallClockMs: 300, toolCallBudget: 50 },
+      );
+      const callee = addTool('return 1;');
+      // Resolving the callee outlasts the tree's wall clock: by the time it could start, none is left.
+      answerDelayMs.set(callee.id, 400);
+      const caller = addTool(`return await ctx.tools['${callee.toolName}']({});`, { allowedTools: [callee.toolName] });
+      outcomes.length = 0;
+      const { invocation, settle } = await short.runJob(jobFor(caller));
+      await settle();
+      expect(invocation).toMatchObject({ status: 'failed', error: { code: 'TIMEOUT' } });
+      expect(nestedOf(invocation.id)).toEqual([
+        expect.objectContaining({ toolId: callee.id, status: 'failed', errorCode: 'TIMEOUT', blameless: true }),
+      ]);
+    });
+
+    it('still counts a run that timed out on its own', async () => {
+      const tool = addTool('while (true) {}', { timeoutMs: 200 });
+      outcomes.length = 0;
+      const invocation = await run(tool);
+      expect(invocation).toMatchObject({ status: 'failed', error: { code: 'TIMEOUT' } });
+      expect(outcomeOf(invocation.id)).toMatchObject({ status: 'failed', errorCode: 'TIMEOUT' });
+      expect(outcomeOf(invocation.id)).not.toHaveProperty('blameless');
+    });
+
+    it('counts a caller that failed on a call the registry could not dispatch as blameless, answered as before', async () => {
+      const callee = addTool('return 1;');
+      unreachable.add(callee.id);
+      const caller = addTool(`return await ctx.tools['${callee.toolName}']({});`, { allowedTools: [callee.toolName] });
+      outcomes.length = 0;
+      const invocation = await run(caller);
+      // What the caller sees is unchanged: the code saw the throw and did not catch it.
+      expect(invocation).toMatchObject({
+        status: 'failed',
+        error: { code: 'USER_ERROR', message: expect.stringContaining('registry unreachable') },
+      });
+      expect(outcomeOf(invocation.id)).toMatchObject({ status: 'failed', errorCode: 'USER_ERROR', blameless: true });
+    });
+
+    it('passes that up to a caller that failed on the error envelope of a run that failed so', async () => {
+      const leaf = addTool('return 1;');
+      unreachable.add(leaf.id);
+      const middle = addTool(`return await ctx.tools['${leaf.toolName}']({});`, { allowedTools: [leaf.toolName] });
+      const root = addTool(
+        `const answer = await ctx.tools['${middle.toolName}']({});
+         if (answer.error) throw new Error('middle failed: ' + answer.error);
+         return answer;`,
+        { allowedTools: [middle.toolName] },
+      );
+      outcomes.length = 0;
+      const invocation = await run(root);
+      expect(invocation).toMatchObject({ status: 'failed', error: { code: 'USER_ERROR' } });
+      expect(nestedOf(invocation.id)).toEqual([
+        expect.objectContaining({ toolId: middle.id, status: 'failed', errorCode: 'USER_ERROR', blameless: true }),
+      ]);
+      expect(outcomeOf(invocation.id)).toMatchObject({ status: 'failed', errorCode: 'USER_ERROR', blameless: true });
+    });
+
+    it("counts a built-in the operator's endpoint could not serve like an unreachable registry", async () => {
+      const down = new InvocationRunner(
+        new ToolCatalog(registry, true),
+        sandbox,
+        new BuiltinRegistry([new CalculateBuiltin()], {
+          call: () => Promise.reject(new OperatorToolUnavailableError('built-in lookup failed (503)')),
+        } as unknown as OperatorToolsClient),
+        new InputValidatorCache(),
+        { publish: (o) => (outcomes.push(o), Promise.resolve()) },
+        { wallClockMs: 10_000, toolCallBudget: 50 },
+      );
+      const caller = addTool(`return await ctx.tools.lookup({ q: 1 });`);
+      outcomes.length = 0;
+      const { invocation, settle } = await down.runJob(jobFor(caller));
+      await settle();
+      expect(invocation).toMatchObject({ status: 'failed', error: { code: 'USER_ERROR' } });
+      expect(outcomeOf(invocation.id)).toMatchObject({ status: 'failed', blameless: true });
+    });
+
+    it('still counts a caller whose calls were dispatched and whose own code failed, and never a success', async () => {
+      const callee = addTool('return 1;');
+      const failing = addTool(`await ctx.tools['${callee.toolName}']({}); throw new Error('own bug');`, {
+        allowedTools: [callee.toolName],
+      });
+      const gone = addTool('return 1;');
+      unreachable.add(gone.id);
+      const catching = addTool(`try { await ctx.tools['${gone.toolName}']({}); } catch (error) { return 'caught'; }`, {
+        allowedTools: [gone.toolName],
+      });
+      outcomes.length = 0;
+      const failed = await run(failing);
+      const caught = await run(catching);
+      expect(failed).toMatchObject({ status: 'failed', error: { code: 'USER_ERROR' } });
+      expect(outcomeOf(failed.id)).not.toHaveProperty('blameless');
+      expect(caught).toMatchObject({ status: 'succeeded', result: 'caught' });
+      expect(outcomeOf(caught.id)).toMatchObject({ status: 'succeeded' });
+      expect(outcomeOf(caught.id)).not.toHaveProperty('blameless');
+    });
   });
 
   it('writes a nested outcome whose write failed while its caller ran again on the next settle', async () => {

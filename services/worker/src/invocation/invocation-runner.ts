@@ -94,10 +94,18 @@ export class InvocationRunner {
     const runContext = { ...plan.context, invocationId: plan.invocationId };
     const remainingMs = plan.deadlineAt - Date.now();
     if (remainingMs <= 0) {
-      return this.finish(plan, startedAt, audits, undefined, {
-        code: ErrorCode.TIMEOUT,
-        message: 'the invocation ran out of its wall-clock time before this call could start',
-      });
+      // Never started: the time went to its callers (or to resolving it), so the failure is not this tool's.
+      return this.finish(
+        plan,
+        startedAt,
+        audits,
+        undefined,
+        {
+          code: ErrorCode.TIMEOUT,
+          message: 'the invocation ran out of its wall-clock time before this call could start',
+        },
+        true,
+      );
     }
     const bridge = new ToolCallBridge(
       tool,
@@ -153,8 +161,8 @@ export class InvocationRunner {
 
   /** What `ctx.tools.custom_<id>()` resolves to: the callee's result, or `{error, details}`. */
   private async runNested(plan: RunPlan): Promise<ToolCallAnswer> {
-    // Tracked: the tree's job completes only once this run has ended and its outcome is written.
-    const invocation = await plan.outcomes.track(this.execute(plan));
+    // The bridge tracks the whole call, resolution included: the tree's job completes only once this run has ended.
+    const invocation = await this.execute(plan);
     if (invocation.status === 'succeeded') return invocation.result ?? null;
     const error = invocation.error;
     if (error?.code === ErrorCode.BUDGET_EXCEEDED && plan.parent) plan.parent.budgetExceededBelow = true;
@@ -174,6 +182,7 @@ export class InvocationRunner {
     audits: AuditLog,
     outcome: RunOutcome | undefined,
     error: InvocationError | undefined,
+    neverStarted = false,
   ): Invocation {
     const finishedAt = new Date();
     const durationMs = outcome?.durationMs ?? finishedAt.getTime() - startedAt.getTime();
@@ -188,6 +197,12 @@ export class InvocationRunner {
       durationMs,
       logs: outcome?.logs ?? [],
     };
+    // Counted as usage but not as a consecutive failure (the registry cannot disable a tool for it): a run that never
+    // started, or one that failed after infrastructure failed under one of its `ctx.tools` calls.
+    const failedOnInfrastructure = error !== undefined && plan.infrastructureFailedBelow === true;
+    const blameless = failedOnInfrastructure || (error !== undefined && neverStarted);
+    // Its caller gets an error envelope it did not cause: should it fail on it, that is not its tool's doing either.
+    if (failedOnInfrastructure && plan.parent) plan.parent.infrastructureFailedBelow = true;
     // A tool that no longer exists has no counters to move.
     if (error?.code !== ErrorCode.TOOL_NOT_FOUND) {
       plan.outcomes.add({
@@ -199,6 +214,7 @@ export class InvocationRunner {
         version: plan.version,
         status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
         ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
+        ...(blameless ? { blameless: true as const } : {}),
         durationMs,
         context: plan.context,
         inputSha256: sha256(plan.input),

@@ -277,6 +277,80 @@ describe('InvocationProcessor', () => {
     expect(done?.returnvalue).toEqual(invocationFor(job(id)));
   });
 
+  it('hands a job whose take-ahead answer came too late back to the queue at once, and runs it once', async () => {
+    // The first take-ahead's answer reaches the worker 2.5 s after Redis sent it, past the 2 s the worker waits for it
+    // once the wait has returned: as when the event loop stalls between reading the two answers (a long synchronous
+    // isolate entry, a VM steal), or the connection hangs between them.
+    const lateByMs = 2_500;
+    let takesSent = 0;
+    const duplicate = connection.duplicate.bind(connection);
+    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
+      const copy = duplicate(...args);
+      const send = copy.sendCommand.bind(copy);
+      jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
+        const answer = send(command, stream) as Promise<unknown>;
+        const name = command.name.toLowerCase();
+        const isTake = (name === 'evalsha' || name === 'eval') && String(command.args[1]) === '11';
+        if (!isTake || (takesSent += 1) > 1) return answer;
+        return answer.then((raw) => new Promise((resolve) => setTimeout(() => resolve(raw), lateByMs)));
+      });
+      return copy;
+    });
+    const runs: { id: string; lock: string | null; afterMs: number }[] = [];
+    let addedAt = 0;
+    const p = processor(async (data) => {
+      const lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
+      runs.push({ id: data.invocationId, lock, afterMs: Date.now() - addedAt });
+      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+    }, 2);
+    p.start();
+    await until(() => parked());
+    const id = randomUUID();
+    addedAt = Date.now();
+    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+    // Left locked by the late take, it would run only after its lock lapsed (30 s here, 94 s in executors) and the
+    // stalled-job check (every 30 s) counted it a stall and gave it out again.
+    await until(async () => (await queue.getJobState(id)) === 'completed', lateByMs + 3_000);
+    expect(runs).toEqual([
+      { id, lock: expect.stringMatching(new RegExp(`^${p.workerId}:t\\d+$`)), afterMs: expect.any(Number) },
+    ]);
+    // It ran once the late answer was in, under a later take's token: the late take's job had gone back to the queue.
+    expect(runs[0].afterMs).toBeGreaterThanOrEqual(lateByMs);
+    expect(runs[0].lock).not.toBe(`${p.workerId}:t1`);
+    const done = await queue.getJob(id);
+    expect(done?.returnvalue).toEqual(invocationFor(job(id)));
+    expect(done?.stalledCounter).toBe(0);
+  });
+
+  it('hands a job taken behind a wait that failed back to the queue, and runs it once', async () => {
+    // The first wait fails once Redis has answered it (BullMQ then reconnects and waits again, without fetching),
+    // while the take written behind it has taken the job that woke it.
+    let waitsSent = 0;
+    const duplicate = connection.duplicate.bind(connection);
+    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
+      const copy = duplicate(...args);
+      const send = copy.sendCommand.bind(copy);
+      jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
+        const answer = send(command, stream) as Promise<unknown>;
+        if (command.name.toLowerCase() !== 'bzpopmin' || (waitsSent += 1) > 1) return answer;
+        return answer.then(() => Promise.reject(new Error('the wait failed')));
+      });
+      return copy;
+    });
+    const runs: string[] = [];
+    const p = processor((data) => {
+      runs.push(data.invocationId);
+      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
+    }, 2);
+    p.start();
+    await until(() => parked());
+    const id = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+    await until(async () => (await queue.getJobState(id)) === 'completed', 3_000);
+    expect(runs).toEqual([id]);
+    expect((await queue.getJob(id))?.stalledCounter).toBe(0);
+  });
+
   it('runs a delayed job (a retry backing off) when it is due, and leaves no job locked once closed', async () => {
     const started: string[] = [];
     const p = processor((data) => {

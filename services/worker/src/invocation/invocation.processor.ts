@@ -69,6 +69,8 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   private taken: TakenJob | undefined;
   private takes = 0;
   private readonly takingAhead: boolean;
+  /** Jobs taken ahead too late to be run, being handed back to the queue (`close()` waits for them). */
+  private readonly handingBack = new Set<Promise<void>>();
 
   constructor(processor: (job: Job<InvocationJob, Invocation>) => Promise<Invocation>, options: ProcessorOptions) {
     super(INVOCATIONS_QUEUE, processor, {
@@ -111,20 +113,31 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       let woken: Awaited<ReturnType<typeof wait>>;
       try {
         woken = await wait(blockTimeout);
+      } catch (error) {
+        // BullMQ reconnects and waits again without fetching: a job the take got all the same goes back to the queue.
+        if (take) this.handBackWhenTaken(take);
+        throw error;
       } finally {
         if (Object.prototype.hasOwnProperty.call(client, 'bzpopmin')) {
           delete (client as Partial<typeof client>).bzpopmin;
         }
       }
       if (!take) return woken;
-      // Written behind the wait, the take is answered right after it. Should the wait have been abandoned (BullMQ's
-      // watchdog resets a blocking connection that hangs), a job in a late answer is not run: its lock lapses and
-      // BullMQ's stalled-job check gives it to a worker again, as it would for a worker that died holding it.
+      // Written behind the wait, the take is answered right after it, normally in the same read. The wait for its
+      // answer is bounded all the same: BullMQ's watchdog covers only the BZPOPMIN (when it fires it disconnects the
+      // connection, and ioredis then rejects the take too), so a connection that hangs between the two answers would
+      // otherwise stop this worker's loop until TCP gives up. An answer that comes later (that, or an event loop
+      // stalled between the two reads: a long synchronous isolate entry, a VM steal) holds a job locked with this
+      // worker's token that the loop will not run, so it goes back to the queue at once (`handBackWhenTaken`).
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), TAKE_AHEAD_WAIT_MS)));
       const taken = await Promise.race([take, late]);
       clearTimeout(timer);
-      if (taken === 'late' || !taken) return woken;
+      if (taken === 'late') {
+        this.handBackWhenTaken(take);
+        return woken;
+      }
+      if (!taken) return woken;
       this.taken = taken;
       // "Nothing to wait for": BullMQ's loop fetches at once, and that fetch is answered with this job.
       return null;
@@ -160,12 +173,43 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     );
   }
 
+  /**
+   * A job taken ahead that the loop will not run (its answer came too late, or the wait before it failed) is moved
+   * back to the queue with its token, the way BullMQ returns a job it took but will not run (`moveLimitedBackToWait`):
+   * to the front of the queue, with the "jobs waiting" marker written, so a worker takes it at once (this one too:
+   * its next wait returns on that marker). Rather than run it here: the loop has moved on to another fetch or wait, so
+   * there is no fetch left to answer with it. Without this the job stayed locked with nobody renewing the lock, and ran
+   * only once the lock lapsed and the stalled-job check (which counts it a stall) gave it out again.
+   */
+  private handBackWhenTaken(take: Promise<TakenJob | undefined>): void {
+    // While Redis is away the worker's connection holds the command (no retry limit): an outage delays the hand-back.
+    // It fails when the lock is no longer this token's (it lapsed and the job went out again): reported, not thrown.
+    const handBack = take
+      .then((taken) => taken && this.backend.moveJobFromActiveToWait(taken.id, taken.token))
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          if (this.listenerCount('error') > 0)
+            this.emit('error', error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    this.handingBack.add(handBack);
+    void handBack.finally(() => this.handingBack.delete(handBack));
+  }
+
+  override async close(force?: boolean): Promise<void> {
+    await super.close(force);
+    // Closing disconnected the blocking connection: no take answers after this, but one may be on its way back.
+    await Promise.all(this.handingBack);
+  }
+
   protected override async moveToActive(token: string, name?: string): Promise<Job<InvocationJob, Invocation>> {
-    // BullMQ types the empty answer as a Job; at runtime it is undefined, which its loop reads as "none for now".
-    if (this.fetched !== undefined) return undefined as unknown as Job<InvocationJob, Invocation>;
+    // A job taken ahead is locked to this worker already: it goes to the loop first, whatever else is in hand.
     const taken = this.taken;
     this.taken = undefined;
     if (taken) return this.keep(await this.nextJobFromJobData(taken.jobData as JobJson, taken.id, taken.token));
+    // BullMQ types the empty answer as a Job; at runtime it is undefined, which its loop reads as "none for now".
+    if (this.fetched !== undefined) return undefined as unknown as Job<InvocationJob, Invocation>;
     let markerCleared: Promise<unknown> | undefined;
     if (this.jobsRunning > 0) {
       await new Promise((resolve) => setImmediate(resolve));

@@ -22,6 +22,12 @@ export interface RunPlan {
   parent?: RunPlan;
   /** Set when a run below this one ran out of the tree's budget: this run then ends BUDGET_EXCEEDED too. */
   budgetExceededBelow?: boolean;
+  /**
+   * Set when one of this run's `ctx.tools` calls could not be dispatched for an infrastructure reason (the registry or
+   * the operator's built-ins unreachable; the code saw a throw), or a run it called failed after one: a failure of
+   * this run is then not counted against its tool (its outcome is `blameless`).
+   */
+  infrastructureFailedBelow?: boolean;
 }
 
 /** Audit rows collected during one run, written with its outcome. */

@@ -9,6 +9,8 @@ import {
 import type { RunContext, ToolBridge, ToolCallAnswer } from '@toolhost/sandbox';
 import { BuiltinInputError } from '../builtins/builtin-input.error';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
+import { OperatorToolUnavailableError } from '../builtins/operator-tools.client';
+import { RegistryUnavailableError } from '../registry/registry-unavailable.error';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import { nestedInvocationId } from './nested-invocation-id';
 import type { AuditLog, RunPlan } from './run-plan';
@@ -49,7 +51,16 @@ export class ToolCallBridge implements ToolBridge {
 
   async callTool(name: string, input: JsonValue): Promise<ToolCallAnswer> {
     const callIndex = this.callIndex++;
-    const answer = await this.dispatch(name, input, callIndex);
+    let answer: ToolCallAnswer;
+    try {
+      answer = await this.dispatch(name, input, callIndex);
+    } catch (error) {
+      // The code sees the throw, as the contract says; should the run then fail, that is not its tool's doing.
+      if (error instanceof RegistryUnavailableError || error instanceof OperatorToolUnavailableError) {
+        this.plan.infrastructureFailedBelow = true;
+      }
+      throw error;
+    }
     const failed = typeof answer === 'object' && answer !== null && !Array.isArray(answer) && 'error' in answer;
     this.recordAudit('tool.call', { tool: name, callIndex, status: failed ? 'failed' : 'succeeded' });
     return answer;
@@ -75,7 +86,9 @@ export class ToolCallBridge implements ToolBridge {
 
   private async dispatch(name: string, input: JsonValue, callIndex: number): Promise<ToolCallAnswer> {
     const ref = parseToolRef(name);
-    if (ref) return this.callCustom(name, ref.id, ref.version, input, callIndex);
+    // Tracked from here, not from the run: resolving the callee asks the registry, and a caller that ends meanwhile
+    // (timed out, never awaited the call) must not let its job complete before the callee's outcome is written.
+    if (ref) return this.plan.outcomes.track(this.callCustom(name, ref.id, ref.version, input, callIndex));
     if (!this.isAllowedBuiltin(name)) return { error: 'TOOL_NOT_ALLOWED', details: { tool: name } };
     const local = this.builtins.localTool(name);
     if (local) {
