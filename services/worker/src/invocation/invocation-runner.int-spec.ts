@@ -293,6 +293,13 @@ describe('InvocationRunner with a real sandbox runtime', () => {
         error: { code: 'USER_ERROR', message: expect.stringContaining('registry unreachable') },
       });
       expect(outcomeOf(invocation.id)).toMatchObject({ status: 'failed', errorCode: 'USER_ERROR', blameless: true });
+      // The call that could not be dispatched still left its audit row.
+      expect(outcomeOf(invocation.id)?.audit).toEqual([
+        expect.objectContaining({
+          event: 'tool.call',
+          data: { tool: callee.toolName, callIndex: 0, status: 'not dispatched' },
+        }),
+      ]);
     });
 
     it('passes that up to a caller that failed on the error envelope of a run that failed so', async () => {

@@ -59,6 +59,8 @@ export class ToolCallBridge implements ToolBridge {
       if (error instanceof RegistryUnavailableError || error instanceof OperatorToolUnavailableError) {
         this.plan.infrastructureFailedBelow = true;
       }
+      // Every call leaves its audit row, one that could not be dispatched included.
+      this.recordAudit('tool.call', { tool: name, callIndex, status: 'not dispatched' });
       throw error;
     }
     const failed = typeof answer === 'object' && answer !== null && !Array.isArray(answer) && 'error' in answer;
