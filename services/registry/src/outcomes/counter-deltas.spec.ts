@@ -1,5 +1,5 @@
 import type { OutcomeJob } from '@toolhost/queue';
-import { counterDeltas, uniqueByInvocation } from './counter-deltas';
+import { counterDeltas, isBlamedFailure, uniqueByInvocation } from './counter-deltas';
 
 let seq = 0;
 function outcome(toolId: string, status: 'succeeded' | 'failed', second: number, id?: string): OutcomeJob {
@@ -22,26 +22,32 @@ function outcome(toolId: string, status: 'succeeded' | 'failed', second: number,
 }
 
 describe('counterDeltas', () => {
-  it('counts uses and failures after the last success, in finishing order', () => {
+  it('counts uses, and keeps the error of the latest failure to finish and the latest finishing time', () => {
     const [delta] = counterDeltas([
       outcome('a', 'failed', 4),
-      outcome('a', 'succeeded', 2),
+      outcome('a', 'succeeded', 5),
       outcome('a', 'failed', 1),
       outcome('a', 'failed', 3),
     ]);
-    expect(delta).toMatchObject({ toolId: 'a', uses: 4, hadSuccess: true, trailingFailures: 2 });
-    expect(delta.lastError).toBe('USER_ERROR: boom 4');
-    expect(delta.lastUsedAt).toBe(new Date(4000).toISOString());
+    expect(delta).toEqual({
+      toolId: 'a',
+      uses: 4,
+      lastError: 'USER_ERROR: boom 4',
+      lastUsedAt: new Date(5000).toISOString(),
+    });
   });
 
-  it('reports failures only as an increment when nothing succeeded', () => {
-    const [delta] = counterDeltas([outcome('a', 'failed', 1), outcome('a', 'failed', 2)]);
-    expect(delta).toMatchObject({ uses: 2, hadSuccess: false, trailingFailures: 2 });
+  it('keeps the error of a blameless failure too', () => {
+    const crash = { ...outcome('a', 'failed', 2), errorCode: 'SANDBOX_CRASH' as const, blameless: true as const };
+    const [delta] = counterDeltas([outcome('a', 'failed', 1), crash]);
+    expect(delta).toMatchObject({ uses: 2, lastError: 'SANDBOX_CRASH: boom 2' });
   });
 
-  it('ends at zero consecutive failures when the last outcome succeeded', () => {
-    const [delta] = counterDeltas([outcome('a', 'failed', 1), outcome('a', 'succeeded', 2)]);
-    expect(delta).toMatchObject({ hadSuccess: true, trailingFailures: 0, lastError: 'USER_ERROR: boom 1' });
+  it('breaks a tie on finishing time by invocation id, not by arrival order', () => {
+    const early = { ...outcome('a', 'failed', 1, 'id-1'), errorMessage: 'first' };
+    const late = { ...outcome('a', 'failed', 1, 'id-2'), errorMessage: 'second' };
+    expect(counterDeltas([late, early])[0].lastError).toBe('USER_ERROR: second');
+    expect(counterDeltas([early, late])[0].lastError).toBe('USER_ERROR: second');
   });
 
   it('cuts lastError at 2000 characters without leaving half a surrogate pair', () => {
@@ -58,6 +64,15 @@ describe('counterDeltas', () => {
       ['a', 1],
       ['b', 2],
     ]);
+  });
+});
+
+describe('isBlamedFailure', () => {
+  it('blames a failure unless it is marked blameless; a success is never a failure', () => {
+    expect(isBlamedFailure(outcome('a', 'failed', 1))).toBe(true);
+    expect(isBlamedFailure({ ...outcome('a', 'failed', 1), blameless: true })).toBe(false);
+    expect(isBlamedFailure({ ...outcome('a', 'succeeded', 1), blameless: true })).toBe(false);
+    expect(isBlamedFailure(outcome('a', 'succeeded', 1))).toBe(false);
   });
 });
 

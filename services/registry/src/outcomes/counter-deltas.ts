@@ -1,48 +1,42 @@
 import type { OutcomeJob } from '@toolhost/queue';
 import { storable } from './storable';
 
-/** What one batch of outcomes does to one tool's counters. */
+/** What one batch of outcomes adds to one tool's usage fields; the consecutive failure count is recounted. */
 export interface CounterDelta {
   toolId: string;
   uses: number;
-  /** A success in the batch resets the consecutive count before `trailingFailures` are added. */
-  hadSuccess: boolean;
-  /** Failures after the batch's last success (all of them when there was none). */
-  trailingFailures: number;
-  /** Message of the batch's latest failure, if any. */
+  /** Message of the batch's latest failure (blameless ones included), if any. */
   lastError: string | null;
   lastUsedAt: string;
 }
 
 /**
- * Folds outcomes (already deduplicated, new ones only) into one delta per tool, in the order they finished,
- * so that consecutive-failure counting holds within a batch. Ties on `finishedAt` keep arrival order.
+ * Whether the outcome is a failure that counts against its tool. A blameless failure (its process died while
+ * running several runs, and so on: see OutcomeJobV1) is usage, but neither adds to nor ends a run of consecutive
+ * failures. The flag means nothing on a success.
+ */
+export function isBlamedFailure(outcome: OutcomeJob): boolean {
+  return outcome.status === 'failed' && outcome.blameless !== true;
+}
+
+/**
+ * Folds outcomes (already deduplicated, new ones only) into one delta per tool, in the order they finished, so
+ * that `lastError` is the batch's latest. Ties on `finishedAt` are broken by invocation id.
  */
 export function counterDeltas(outcomes: readonly OutcomeJob[]): CounterDelta[] {
-  const ordered = outcomes
-    .map((outcome, index) => ({ outcome, index }))
-    .sort((a, b) => a.outcome.finishedAt.localeCompare(b.outcome.finishedAt) || a.index - b.index);
+  const ordered = [...outcomes].sort(
+    (a, b) => compare(a.finishedAt, b.finishedAt) || compare(a.invocationId, b.invocationId),
+  );
   const byTool = new Map<string, CounterDelta>();
-  for (const { outcome } of ordered) {
+  for (const outcome of ordered) {
     let delta = byTool.get(outcome.toolId);
     if (!delta) {
-      delta = {
-        toolId: outcome.toolId,
-        uses: 0,
-        hadSuccess: false,
-        trailingFailures: 0,
-        lastError: null,
-        lastUsedAt: outcome.finishedAt,
-      };
+      delta = { toolId: outcome.toolId, uses: 0, lastError: null, lastUsedAt: outcome.finishedAt };
       byTool.set(outcome.toolId, delta);
     }
     delta.uses += 1;
     delta.lastUsedAt = outcome.finishedAt;
-    if (outcome.status === 'succeeded') {
-      delta.hadSuccess = true;
-      delta.trailingFailures = 0;
-    } else {
-      delta.trailingFailures += 1;
+    if (outcome.status === 'failed') {
       // The cut can split a surrogate pair, which Postgres would refuse.
       delta.lastError = storable(`${outcome.errorCode ?? 'FAILED'}: ${outcome.errorMessage ?? ''}`.slice(0, 2_000));
     }
@@ -59,4 +53,8 @@ export function uniqueByInvocation(outcomes: readonly OutcomeJob[]): OutcomeJob[
     seen.add(outcome.invocationId);
     return true;
   });
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -2,8 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { OutcomeJob } from '@toolhost/queue';
+import { createTenantWithKey, toolBody } from '../../../../test/support/registry-fixtures';
+import { startRegistry } from '../../../../test/support/registry-server';
 import { createTestDatabase, queryDatabase, type TestDatabase } from '../../../../test/support/test-database';
-import { registryDataSourceOptions } from '../database/registry-data-source';
+import { InitialSchema1764400000000 } from '../database/migrations/1764400000000-initial-schema.migration';
+import { migrateDatabase, registryDataSourceOptions } from '../database/registry-data-source';
 import { OutcomesRepository } from './outcomes.repository';
 
 let database: TestDatabase;
@@ -37,6 +40,33 @@ function outcome(toolId: string, status: 'succeeded' | 'failed', extra: Partial<
     finishedAt: new Date(clock).toISOString(),
     ...extra,
   };
+}
+
+const T0 = Date.parse('2026-02-01T00:00:00Z');
+/** A run of `toolId` that finished `ms` after T0, so tests choose the finishing order and the arrival order apart. */
+function finished(
+  toolId: string,
+  status: 'succeeded' | 'failed',
+  ms: number,
+  extra: Partial<OutcomeJob> = {},
+): OutcomeJob {
+  const at = new Date(T0 + ms).toISOString();
+  const message = status === 'failed' ? { errorMessage: `run at ${ms}` } : {};
+  return outcome(toolId, status, { startedAt: at, finishedAt: at, ...message, ...extra });
+}
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
+}
+
+/** Applies the batches in turn on `repository`; returns how many times a batch reported the tool disabled. */
+async function applyAll(batches: OutcomeJob[][], on: OutcomesRepository = repository): Promise<number> {
+  let disabled = 0;
+  for (const batch of batches) disabled += (await on.apply(batch, 3)).length;
+  return disabled;
 }
 
 const counters = async (toolId: string) =>
@@ -169,5 +199,265 @@ describe('OutcomesRepository', () => {
       3,
     );
     expect((await counters(toolId)).usage_count).toBe('0');
+  });
+
+  describe('consecutive failures by finishing order, whatever order the batches arrive in', () => {
+    /** F1 F2 S3 F4 F5 in finishing order: 2 consecutive failures at the end, never 3. */
+    function reviewerRuns(toolId: string) {
+      return {
+        f1: finished(toolId, 'failed', 1_000),
+        f2: finished(toolId, 'failed', 2_000),
+        s3: finished(toolId, 'succeeded', 3_000),
+        f4: finished(toolId, 'failed', 4_000),
+        f5: finished(toolId, 'failed', 5_000),
+      };
+    }
+
+    it('counts F1 F2 S3 F4 F5 as 2 without disabling, in every order and split where S3 is known in time', async () => {
+      const plans: string[][][] = [
+        [
+          ['s3', 'f4', 'f5'],
+          ['f1', 'f2'],
+        ],
+        [['f4', 'f5'], ['s3'], ['f1', 'f2']],
+        [
+          ['f4', 'f5'],
+          ['f1', 'f2', 's3'],
+        ],
+        [
+          ['f5', 'f1'],
+          ['s3', 'f2', 'f4'],
+        ],
+        [['f1', 'f2', 's3', 'f4', 'f5']],
+        // A redelivered batch (a consumer that died before XACK, a worker that wrote again) counts once.
+        [
+          ['s3', 'f4', 'f5'],
+          ['f1', 'f2'],
+          ['s3', 'f4', 'f5'],
+          ['f2', 'f5', 'f1'],
+        ],
+        // Outcomes one at a time, in every order in which no 3 failures arrive before S3 (then the registry
+        // cannot know yet that they were not consecutive).
+        ...permutations(['f1', 'f2', 's3', 'f4', 'f5'])
+          .filter((order) => order.indexOf('s3') <= 2)
+          .map((order) => order.map((name) => [name])),
+      ];
+      // Each plan on a tool of its own, side by side.
+      await Promise.all(
+        plans.map(async (plan) => {
+          const toolId = await newTool();
+          const runs: Record<string, OutcomeJob> = reviewerRuns(toolId);
+          const disabled = await applyAll(plan.map((batch) => batch.map((name) => runs[name])));
+          const row = await counters(toolId);
+          expect({ plan, disabled, ...row }).toMatchObject({
+            plan,
+            disabled: 0,
+            usage_count: '5',
+            failure_count: 2,
+            status: 'active',
+          });
+        }),
+      );
+    });
+
+    it('lets a success that finished in the same millisecond as a failure end it, in any order', async () => {
+      const orders: ('success' | 'failure')[][][] = [
+        [['success'], ['failure']],
+        [['failure'], ['success']],
+        [['success', 'failure']],
+        [['failure', 'success']],
+      ];
+      for (const plan of orders) {
+        const toolId = await newTool();
+        const runs = { failure: finished(toolId, 'failed', 1_000), success: finished(toolId, 'succeeded', 1_000) };
+        await applyAll(plan.map((batch) => batch.map((name) => runs[name])));
+        expect({ plan, ...(await counters(toolId)) }).toMatchObject({ plan, usage_count: '2', failure_count: 0 });
+      }
+    });
+
+    it('disables at three consecutive failures exactly once, whatever the order, with successes around them', async () => {
+      // S0 F1 F2 F3 (count 3 at the end) and F1 F2 F3 S4 (count 0 at the end): disabled either way.
+      for (const [extra, expectedCount] of [
+        ['s0', 3],
+        ['s4', 0],
+      ] as const) {
+        const orders = permutations(['f1', 'f2', 'f3', extra]);
+        const plans = [
+          ...orders.map((order) => order.map((name) => [name])),
+          [
+            [extra, 'f3'],
+            ['f1', 'f2'],
+          ],
+          [['f2', 'f3'], [extra], ['f1'], ['f2', 'f1', extra]],
+        ];
+        await Promise.all(
+          plans.map(async (plan) => {
+            const toolId = await newTool();
+            const runs: Record<string, OutcomeJob> = {
+              s0: finished(toolId, 'succeeded', 0),
+              f1: finished(toolId, 'failed', 1_000),
+              f2: finished(toolId, 'failed', 2_000),
+              f3: finished(toolId, 'failed', 3_000),
+              s4: finished(toolId, 'succeeded', 4_000),
+            };
+            const disabled = await applyAll(plan.map((batch) => batch.map((name) => runs[name])));
+            const row = await counters(toolId);
+            const events = await queryDatabase(
+              database.url,
+              `SELECT data FROM audit_events WHERE tool_id = $1 AND event = 'tool.disabled'`,
+              [toolId],
+            );
+            expect({ plan, disabled, events: events.length, ...row }).toMatchObject({
+              plan,
+              disabled: 1,
+              events: 1,
+              usage_count: '4',
+              failure_count: expectedCount,
+              status: 'disabled',
+            });
+            expect(row.disabled_reason).toContain('after 3 consecutive failures');
+          }),
+        );
+      }
+    });
+  });
+
+  describe('blameless failures', () => {
+    it('count as usage and last error, but neither add to nor reset the consecutive count, nor disable', async () => {
+      const toolId = await newTool();
+      const blameless = (ms: number) =>
+        finished(toolId, 'failed', ms, { errorCode: 'SANDBOX_CRASH', errorMessage: `crash at ${ms}`, blameless: true });
+      await applyAll([[finished(toolId, 'failed', 1_000), finished(toolId, 'failed', 2_000)]]);
+      expect(await applyAll([[blameless(3_000), blameless(4_000)], [blameless(5_000)]])).toBe(0);
+      const [row] = await queryDatabase<{
+        usage_count: string;
+        failure_count: number;
+        status: string;
+        last_error: string;
+        last_used_at: Date;
+      }>(database.url, `SELECT usage_count, failure_count, status, last_error, last_used_at FROM tools WHERE id = $1`, [
+        toolId,
+      ]);
+      expect(row).toMatchObject({
+        usage_count: '5',
+        failure_count: 2,
+        status: 'active',
+        last_error: 'SANDBOX_CRASH: crash at 5000',
+      });
+      expect(row.last_used_at.toISOString()).toBe(new Date(T0 + 5_000).toISOString());
+      const log = await queryDatabase<{ blameless: boolean }>(
+        database.url,
+        `SELECT blameless FROM invocations WHERE tool_id = $1 ORDER BY finished_at`,
+        [toolId],
+      );
+      expect(log.map((r) => r.blameless)).toEqual([false, false, true, true, true]);
+      // They did not reset the count either: the next blamed failure is the third consecutive one.
+      expect(await applyAll([[finished(toolId, 'failed', 6_000)]])).toBe(1);
+      expect(await counters(toolId)).toMatchObject({ failure_count: 3, status: 'disabled' });
+    });
+
+    it('never disables a tool, however many there are', async () => {
+      const toolId = await newTool();
+      const crashes = [1, 2, 3, 4].map((i) =>
+        finished(toolId, 'failed', i * 1_000, { errorCode: 'SANDBOX_CRASH', blameless: true }),
+      );
+      expect(await applyAll([crashes.slice(0, 2), crashes.slice(2)])).toBe(0);
+      expect(await counters(toolId)).toMatchObject({ usage_count: '4', failure_count: 0, status: 'active' });
+    });
+  });
+
+  it('keeps the count a tool had before the migration that introduced the reset point', async () => {
+    const legacy = await createTestDatabase({ migrate: false });
+    const old = new DataSource({
+      ...registryDataSourceOptions(legacy.url, 2),
+      migrations: [InitialSchema1764400000000],
+    });
+    try {
+      await old.initialize();
+      await old.runMigrations();
+      const [tenant] = await old.query(`INSERT INTO tenants (name) VALUES ('t') RETURNING id`);
+      const tenantOf = (tenant as { id: string }).id;
+      // A: F S F F, counted 2. B: F F F, disabled and enabled again, so counted 0.
+      const seed = async (failureCount: number, log: ('failed' | 'succeeded')[]): Promise<string> => {
+        const [tool] = await old.query(
+          `INSERT INTO tools (tenant_id, current_version, failure_count) VALUES ($1, 1, $2) RETURNING id`,
+          [tenantOf, failureCount],
+        );
+        const toolId = (tool as { id: string }).id;
+        for (const [i, status] of log.entries()) {
+          await old.query(
+            `INSERT INTO invocations (id, tenant_id, tool_id, version, status, finished_at) VALUES ($1, $2, $3, 1, $4, $5)`,
+            [randomUUID(), tenantOf, toolId, status, new Date(T0 + i * 1_000).toISOString()],
+          );
+        }
+        return toolId;
+      };
+      const a = await seed(2, ['failed', 'succeeded', 'failed', 'failed']);
+      const b = await seed(0, ['failed', 'failed', 'failed']);
+      await old.destroy();
+
+      await migrateDatabase(legacy.url);
+      const migrated = new DataSource(registryDataSourceOptions(legacy.url, 2));
+      await migrated.initialize();
+      try {
+        const on = new OutcomesRepository(migrated);
+        const next = (toolId: string) => finished(toolId, 'failed', 10_000, { tenantId: tenantOf });
+        expect(await applyAll([[next(a)], [next(b)]], on)).toBe(1);
+        const rows = await queryDatabase<{ id: string; failure_count: number; status: string }>(
+          legacy.url,
+          `SELECT id, failure_count, status FROM tools WHERE id = ANY($1::uuid[])`,
+          [[a, b]],
+        );
+        expect(Object.fromEntries(rows.map((r) => [r.id, [r.failure_count, r.status]]))).toEqual({
+          [a]: [3, 'disabled'],
+          [b]: [1, 'active'],
+        });
+      } finally {
+        await migrated.destroy();
+      }
+    } finally {
+      if (old.isInitialized) await old.destroy();
+      await legacy.drop();
+    }
+  });
+});
+
+/** Enable through the real registry (its own process and database), then outcomes applied here to the same rows. */
+describe('OutcomesRepository after an enable', () => {
+  it('does not count failures that finished before the enable, however late their outcomes arrive', async () => {
+    const registry = await startRegistry();
+    const registryDb = new DataSource(registryDataSourceOptions(registry.database.url, 2));
+    try {
+      await registryDb.initialize();
+      const on = new OutcomesRepository(registryDb);
+      const tenant = await createTenantWithKey(registry, 'Enabler');
+      const create = async (): Promise<string> =>
+        ((await registry.http.post('/v1/tools', tenant.key, toolBody())).body as { id: string }).id;
+      const run = (toolId: string, ms: number, status: 'failed' | 'succeeded' = 'failed'): OutcomeJob =>
+        finished(toolId, status, ms, { tenantId: tenant.tenantId });
+      const record = async (toolId: string) =>
+        (await registry.http.get(`/v1/tools/${toolId}`, tenant.key)).body as { failureCount: number; status: string };
+
+      // Disabled by F1 F2 F3 and enabled; F0 and F2.5 (before the enable) arrive late.
+      const disabled = await create();
+      expect(await applyAll([[run(disabled, 1_000), run(disabled, 2_000), run(disabled, 3_000)]], on)).toBe(1);
+      expect(await record(disabled)).toMatchObject({ status: 'disabled', failureCount: 3 });
+      expect((await registry.http.post(`/v1/tools/${disabled}/enable`, tenant.key)).status).toBe(200);
+      expect(await applyAll([[run(disabled, 0)], [run(disabled, 2_500)]], on)).toBe(0);
+      expect(await record(disabled)).toMatchObject({ status: 'active', failureCount: 0 });
+      // A failure after the enable counts, from 0.
+      expect(await applyAll([[run(disabled, Date.now() + 60_000 - T0)]], on)).toBe(0);
+      expect(await record(disabled)).toMatchObject({ status: 'active', failureCount: 1 });
+
+      // Enabled while active with 2 counted: the reset holds against a late third failure from before it.
+      const active = await create();
+      await applyAll([[run(active, 1_000), run(active, 2_000)]], on);
+      expect((await registry.http.post(`/v1/tools/${active}/enable`, tenant.key)).status).toBe(200);
+      expect(await applyAll([[run(active, 3_000)]], on)).toBe(0);
+      expect(await record(active)).toMatchObject({ status: 'active', failureCount: 0 });
+    } finally {
+      if (registryDb.isInitialized) await registryDb.destroy();
+      await registry.stop();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { toolNameOf } from '@toolhost/contracts';
 import type { OutcomeJob } from '@toolhost/queue';
-import { counterDeltas, uniqueByInvocation } from './counter-deltas';
+import { counterDeltas, isBlamedFailure, uniqueByInvocation } from './counter-deltas';
 import { storable } from './storable';
 
 /** A tool this batch disabled (it was active before and reached the failure limit). */
@@ -16,8 +16,8 @@ export interface DisabledTool {
 /**
  * Applies a batch of outcomes in one transaction: the invocation log rows (ON CONFLICT on the invocation id, so
  * a redelivered outcome is a no-op), then the counters of the tools whose outcomes were new — one UPDATE for the
- * whole batch, relative to the row's current values, so concurrent batches and registries stay exact — then
- * the audit rows (`ctx.audit`, automatic disabling). Every string is made storable first (tool code and callers
+ * whole batch: usage added to the row's current values, the consecutive failures recounted in finishing order (the
+ * rule is on updateCounters), so concurrent, late and reordered batches all stay exact — then the audit rows (`ctx.audit`, automatic disabling). Every string is made storable first (tool code and callers
  * choose most of them, and one NUL would fail the whole batch). A plain class (the module builds it from the
  * DataSource), so tests drive it against a real Postgres without Nest.
  */
@@ -59,6 +59,7 @@ export class OutcomesRepository {
       tool_id: o.toolId,
       version: o.version,
       status: o.status,
+      blameless: o.status === 'failed' && o.blameless === true,
       error_code: o.errorCode ?? null,
       error_message: o.errorMessage ?? null,
       duration_ms: Math.round(o.durationMs),
@@ -73,14 +74,14 @@ export class OutcomesRepository {
     }));
     // The join drops outcomes of tools that are gone (or do not belong to the tenant): they count nowhere.
     const inserted: { id: string }[] = await manager.query(
-      `INSERT INTO invocations (id, parent_invocation_id, tenant_id, tool_id, version, status, error_code,
+      `INSERT INTO invocations (id, parent_invocation_id, tenant_id, tool_id, version, status, blameless, error_code,
               error_message, duration_ms, agent_id, agent_name, power_user_id, tool_call_id, conversation_id,
               input_sha256, created_at, started_at, finished_at)
-       SELECT x.id, x.parent_invocation_id, x.tenant_id, x.tool_id, x.version, x.status, x.error_code,
+       SELECT x.id, x.parent_invocation_id, x.tenant_id, x.tool_id, x.version, x.status, x.blameless, x.error_code,
               x.error_message, x.duration_ms, x.agent_id, x.agent_name, x.power_user_id, x.tool_call_id,
               x.conversation_id, x.input_sha256, x.started_at, x.started_at, x.finished_at
          FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, parent_invocation_id uuid, tenant_id uuid, tool_id uuid,
-              version integer, status text, error_code text, error_message text, duration_ms integer, agent_id text,
+              version integer, status text, blameless boolean, error_code text, error_message text, duration_ms integer, agent_id text,
               agent_name text, power_user_id text, tool_call_id text, conversation_id text, input_sha256 text,
               started_at timestamptz, finished_at timestamptz)
          JOIN tools t ON t.id = x.tool_id AND t.tenant_id = x.tenant_id
@@ -91,6 +92,26 @@ export class OutcomesRepository {
     return new Set(inserted.map((row) => row.id));
   }
 
+  /**
+   * The counting rule. Runs are ordered by when they finished, not by when their outcomes arrive (two registry
+   * consumers, a dead consumer's entries taken over, a worker writing an outcome again all reorder them); on a tie a
+   * success comes after the failures, which it ends. Blameless failures are usage, never part of a run.
+   *
+   * - `failure_count` is the number of the tool's blamed failures that finished after both its latest success and
+   *   its `failure_count_reset_at` (the time of its last enable: ToolRepository.setStatus). It is recounted from the
+   *   invocation log, which holds every outcome applied so far, under the tool's row lock, so it depends on which
+   *   outcomes have arrived and never on their order: a late success resets only what finished before it, a late
+   *   failure counts only when no success finished after it, and failures from before an enable never come back.
+   * - An active tool is disabled when one of the batch's new blamed failures, after the reset point, belongs to a
+   *   run of at least `disableAfter` blamed failures with no success between them: the trailing run, or one that a
+   *   success which finished later (and may have arrived first) ended. Only a tool that was active when the batch
+   *   locked it counts as newly disabled, and an enable moves the reset point past the run, so it happens once.
+   *   What cannot be exact: a disable decided on the outcomes seen so far stays when a success that finished inside
+   *   the run arrives after it.
+   *
+   * The queries use invocations_tool_status_finished_idx: each tool costs a few index probes and a count of its
+   * current run, which the disable keeps short.
+   */
   private async updateCounters(
     manager: EntityManager,
     applied: OutcomeJob[],
@@ -98,43 +119,75 @@ export class OutcomesRepository {
     wasActive: Set<string>,
   ): Promise<DisabledTool[]> {
     const deltas = counterDeltas(applied);
-    const failures = `CASE WHEN d.had_success THEN d.trailing_failures ELSE t.failure_count + d.trailing_failures END`;
-    const reaches = `(t.status = 'active' AND ${failures} >= $2)`;
+    const blamed = applied.filter(isBlamedFailure).map((outcome) => outcome.invocationId);
+    const latestSuccess = (tool: string, before: string) =>
+      `(SELECT max(s.finished_at) FROM invocations s
+         WHERE s.tool_id = ${tool} AND s.status = 'succeeded' AND NOT s.blameless ${before})`;
+    // Runs are looked for only around new blamed failures: most batches have none, and then skip the lateral joins.
+    const runs = `
+         SELECT n.tool_id, max(run.failures) AS longest
+           FROM invocations n
+           JOIN tools t ON t.id = n.tool_id
+          CROSS JOIN LATERAL (
+            SELECT COALESCE(GREATEST(t.failure_count_reset_at,
+                                     ${latestSuccess('n.tool_id', 'AND s.finished_at < n.finished_at')}),
+                            '-infinity') AS after,
+                   COALESCE((SELECT min(s.finished_at) FROM invocations s
+                              WHERE s.tool_id = n.tool_id AND s.status = 'succeeded' AND NOT s.blameless
+                                AND s.finished_at >= n.finished_at), 'infinity') AS until
+          ) bounds
+          CROSS JOIN LATERAL (
+            SELECT count(*)::integer AS failures FROM invocations f
+             WHERE f.tool_id = n.tool_id AND f.status = 'failed' AND NOT f.blameless
+               AND f.finished_at > bounds.after AND f.finished_at <= bounds.until
+          ) run
+          WHERE n.id = ANY($2::uuid[]) AND n.finished_at > COALESCE(t.failure_count_reset_at, '-infinity')
+          GROUP BY n.tool_id`;
+    // Still names $2, so that the parameter keeps its type.
+    const noRuns = `SELECT NULL::uuid AS tool_id, NULL::integer AS longest WHERE cardinality($2::uuid[]) > 0`;
+    const reaches = `(t.status = 'active' AND COALESCE(r.longest, 0) >= $3)`;
     const updated: {
       id: string;
       tenant_id: string;
       current_version: number;
       status: string;
-      failure_count: number;
+      longest: number | null;
       disabled_reason: string | null;
     }[] = await manager.query(
-      // Wrapped in a CTE so the driver hands back the RETURNING rows as a plain result set.
-      `WITH updated AS (UPDATE tools t SET
+      `WITH d AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb)
+           AS d(tool_id uuid, uses integer, last_error text, last_used_at timestamptz)
+       ),
+       runs AS (${blamed.length > 0 ? runs : noRuns}),
+       updated AS (UPDATE tools t SET
               usage_count = t.usage_count + d.uses,
-              failure_count = ${failures},
+              failure_count = (
+                SELECT count(*)::integer FROM invocations f
+                 WHERE f.tool_id = t.id AND f.status = 'failed' AND NOT f.blameless
+                   AND f.finished_at > COALESCE(GREATEST(t.failure_count_reset_at, ${latestSuccess('t.id', '')}),
+                                                '-infinity')),
               last_error = COALESCE(d.last_error, t.last_error),
               last_used_at = GREATEST(t.last_used_at, d.last_used_at),
               status = CASE WHEN ${reaches} THEN 'disabled' ELSE t.status END,
               disabled_reason = CASE WHEN ${reaches}
-                THEN format('disabled after %s consecutive failures; last error: %s', ${failures}, d.last_error)
+                THEN format('disabled after %s consecutive failures; last error: %s', r.longest,
+                            COALESCE(d.last_error, t.last_error))
                 ELSE t.disabled_reason END,
               updated_at = CASE WHEN ${reaches} THEN now() ELSE t.updated_at END
-         FROM jsonb_to_recordset($1::jsonb) AS d(tool_id uuid, uses integer, had_success boolean,
-              trailing_failures integer, last_error text, last_used_at timestamptz)
+         FROM d LEFT JOIN runs r ON r.tool_id = d.tool_id
         WHERE t.id = d.tool_id
-       RETURNING t.id, t.tenant_id, t.current_version, t.status, t.failure_count, t.disabled_reason)
+       RETURNING t.id, t.tenant_id, t.current_version, t.status, r.longest, t.disabled_reason)
        SELECT * FROM updated`,
       [
         JSON.stringify(
           deltas.map((d) => ({
             tool_id: d.toolId,
             uses: d.uses,
-            had_success: d.hadSuccess,
-            trailing_failures: d.trailingFailures,
             last_error: d.lastError,
             last_used_at: d.lastUsedAt,
           })),
         ),
+        blamed,
         disableAfter,
       ],
     );
@@ -144,7 +197,7 @@ export class OutcomesRepository {
         toolId: row.id,
         tenantId: row.tenant_id,
         version: row.current_version,
-        failureCount: row.failure_count,
+        failureCount: row.longest ?? 0,
         reason: row.disabled_reason ?? 'disabled after consecutive failures',
       }));
   }

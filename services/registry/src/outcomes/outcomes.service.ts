@@ -2,7 +2,13 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { AUTO_DISABLE_AFTER_FAILURES } from '@toolhost/contracts';
 import { MetricsService } from '@toolhost/observability';
 import { randomUUID } from 'node:crypto';
-import { OUTCOMES_GROUP, createRedis, outcomesDeadLetterKey, outcomesStreamKey, type OutcomeJob } from '@toolhost/queue';
+import {
+  OUTCOMES_GROUP,
+  createRedis,
+  outcomesDeadLetterKey,
+  outcomesStreamKey,
+  type OutcomeJob,
+} from '@toolhost/queue';
 import type Redis from 'ioredis';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
 import type { RegistryConfig } from '../registry.config';

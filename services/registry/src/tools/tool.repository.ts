@@ -110,7 +110,9 @@ export class ToolRepository {
         {
           status: status.status,
           disabledReason: status.disabledReason,
-          ...(status.resetFailures ? { failureCount: 0 } : {}),
+          // Failures that finished before now no longer count, also when their outcomes arrive later (the counting
+          // rule is on OutcomesRepository.updateCounters).
+          ...(status.resetFailures ? { failureCount: 0, failureCountResetAt: () => 'now()' } : {}),
           updatedAt: () => 'now()',
         },
       );

@@ -11,7 +11,9 @@ import type { ReplyPublisher } from '../invocation/reply-publisher';
  * wait for BullMQ's stalled-job check (a lock outlives its holder by up to executorLockDurationMs, made to outlast
  * the kill of a stuck executor so that this still finds its jobs) and then re-running code that may crash the
  * next executor too. Each such root run ends SANDBOX_CRASH: the caller gets the reply, the job completes with it
- * (the durable answer for polling), and the failure is counted like any other.
+ * (the durable answer for polling), and the failure is counted. When the executor held several runs, any of them
+ * may have killed it, so none is blamed: their outcomes are `blameless` (usage and last error, not a consecutive
+ * failure that could disable the tool). A run that was alone is the only suspect and counts as a failure.
  */
 export class CrashedRunRecovery {
   private readonly queue: Queue<InvocationJob, Invocation>;
@@ -31,13 +33,16 @@ export class CrashedRunRecovery {
    * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
    */
   async recover(workerId: string, reason: string): Promise<number> {
-    let recovered = 0;
+    const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
     for (const job of await this.queue.getActive()) {
       if (job.id === undefined) continue;
       const token = await this.redis.get(this.queue.toKey(`${job.id}:lock`));
       if (token === null || !token.startsWith(`${workerId}:`)) continue;
-      if (await this.end(job, token, reason)) recovered += 1;
+      held.push({ job, token });
     }
+    const blameless = held.length > 1;
+    let recovered = 0;
+    for (const { job, token } of held) if (await this.end(job, token, reason, blameless)) recovered += 1;
     return recovered;
   }
 
@@ -45,7 +50,12 @@ export class CrashedRunRecovery {
     await this.queue.close().catch(() => undefined);
   }
 
-  private async end(job: Job<InvocationJob, Invocation>, token: string, reason: string): Promise<boolean> {
+  private async end(
+    job: Job<InvocationJob, Invocation>,
+    token: string,
+    reason: string,
+    blameless: boolean,
+  ): Promise<boolean> {
     const data = job.data;
     const startedAt = new Date(job.processedOn ?? Date.now());
     const finishedAt = new Date();
@@ -62,6 +72,7 @@ export class CrashedRunRecovery {
       status: 'failed',
       errorCode: error.code,
       errorMessage: error.message,
+      ...(blameless ? { blameless: true as const } : {}),
       durationMs,
       context: data.context,
       inputSha256: sha256(data.input),

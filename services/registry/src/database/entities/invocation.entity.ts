@@ -21,6 +21,10 @@ export class InvocationEntity {
   @Column('text')
   status!: 'queued' | 'running' | 'succeeded' | 'failed';
 
+  /** A failure that was not the tool's doing: usage, never part of a run of consecutive failures. */
+  @Column({ type: 'boolean', default: false })
+  blameless!: boolean;
+
   @Column({ name: 'error_code', type: 'text', nullable: true })
   errorCode!: string | null;
 

@@ -29,6 +29,10 @@ export class ToolEntity {
   @Column({ name: 'failure_count', type: 'integer', default: 0 })
   failureCount!: number;
 
+  /** Failures that finished at or before this no longer count (set by enable). See OutcomesRepository. */
+  @Column({ name: 'failure_count_reset_at', type: 'timestamptz', nullable: true })
+  failureCountResetAt!: Date | null;
+
   @Column({ name: 'last_error', type: 'text', nullable: true })
   lastError!: string | null;
 

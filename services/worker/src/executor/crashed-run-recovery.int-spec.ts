@@ -1,0 +1,104 @@
+/**
+ * CrashedRunRecovery on a real Redis: the jobs a dead executor held (found by their lock tokens) end SANDBOX_CRASH,
+ * blameless when it held several of them, blamed when it held one; other executors' jobs are left alone.
+ * Jobs are taken with a manual BullMQ worker, which lets the test choose the lock tokens an executor would have.
+ */
+import { randomUUID } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import type Redis from 'ioredis';
+import type { Invocation } from '@toolhost/contracts';
+import { createRedis, INVOCATIONS_QUEUE, type InvocationJob, type OutcomeJob } from '@toolhost/queue';
+import type { OutcomeSink } from '../invocation/outcome-writes';
+import { ReplyPublisher } from '../invocation/reply-publisher';
+import { CrashedRunRecovery } from './crashed-run-recovery';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function job(toolId: string): InvocationJob {
+  return {
+    v: 1,
+    invocationId: randomUUID(),
+    tenantId: 't-1',
+    toolId,
+    version: 1,
+    input: { n: 1 },
+    context: {},
+    enqueuedAt: Date.now(),
+  };
+}
+
+describe('CrashedRunRecovery', () => {
+  let connection: Redis;
+  let prefix: string;
+  let queue: Queue<InvocationJob, Invocation>;
+  let taker: Worker<InvocationJob, Invocation>;
+  let recovery: CrashedRunRecovery;
+  let published: OutcomeJob[];
+
+  beforeEach(() => {
+    prefix = `th-recovery-${randomUUID().slice(0, 8)}`;
+    connection = createRedis(REDIS_URL, 'worker');
+    queue = new Queue<InvocationJob, Invocation>(INVOCATIONS_QUEUE, { connection, prefix });
+    taker = new Worker<InvocationJob, Invocation>(INVOCATIONS_QUEUE, null, { connection, prefix, autorun: false });
+    published = [];
+    const sink: OutcomeSink = {
+      publish: (outcome) => {
+        published.push(outcome);
+        return Promise.resolve();
+      },
+    };
+    recovery = new CrashedRunRecovery(connection, prefix, new ReplyPublisher(connection), sink);
+  });
+
+  afterEach(async () => {
+    await recovery.close();
+    await taker.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    connection.disconnect();
+  });
+
+  /** Adds one job per tool and takes each with the next token of `tokens` (as an executor's BullMQ worker would). */
+  async function hold(tokens: string[]): Promise<InvocationJob[]> {
+    const held: InvocationJob[] = [];
+    for (const token of tokens) {
+      const data = job(randomUUID());
+      await queue.add('invoke', data, { jobId: data.invocationId });
+      const taken = await taker.getNextJob(token);
+      expect(taken?.id).toBe(data.invocationId);
+      held.push(data);
+    }
+    return held;
+  }
+
+  it('ends the runs of an executor that held several as blameless SANDBOX_CRASH, and blames a run held alone', async () => {
+    const several = await hold(['exec-a:1', 'exec-a:2', 'exec-a:3']);
+    const [alone] = await hold(['exec-b:1']);
+
+    expect(await recovery.recover('exec-a', 'killed by SIGKILL')).toBe(3);
+    expect(published.map((o) => o.invocationId).sort()).toEqual(several.map((d) => d.invocationId).sort());
+    for (const outcome of published) {
+      expect(outcome).toMatchObject({ status: 'failed', errorCode: 'SANDBOX_CRASH', blameless: true });
+    }
+    for (const data of several) {
+      const record = await queue.getJob(data.invocationId);
+      expect(await record?.getState()).toBe('completed');
+      expect(record?.returnvalue).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    }
+    // Another executor's run is not touched...
+    expect(await (await queue.getJob(alone.invocationId))?.getState()).toBe('active');
+
+    // ...until that one dies: its run was alone, the only suspect, and counts as the tool's failure.
+    published.length = 0;
+    expect(await recovery.recover('exec-b', 'exit code 134')).toBe(1);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({
+      invocationId: alone.invocationId,
+      toolId: alone.toolId,
+      status: 'failed',
+      errorCode: 'SANDBOX_CRASH',
+    });
+    expect(published[0]).not.toHaveProperty('blameless');
+    expect(await (await queue.getJob(alone.invocationId))?.getState()).toBe('completed');
+  });
+});
