@@ -3,28 +3,24 @@
  * SANDBOX_CRASH at once: the caller is answered, the job record says so, the failure is counted; then it is replaced.
  */
 import { Stack } from './stack';
-import { busyTool, executorPids, gauge, slugTool, workerMetrics, type Answer } from './executor-support';
+import {
+  busyTool,
+  executorPids,
+  gauge,
+  oneExecutorStack,
+  slugTool,
+  workerMetrics,
+  type Answer,
+} from './executor-support';
 
 describe('worker executor crashes (e2e)', () => {
   let stack: Stack;
   let key: string;
 
   beforeAll(async () => {
-    // One executor and no standby, so the run in flight is known to be on the worker's only child; a short wall
-    // clock and grace find a stuck one fast. (Promotion of the standby is covered by executor-pool.int-spec.)
-    stack = await new Stack({
-      workerEnv: {
-        SANDBOX_PROCESSES: '1',
-        EXECUTOR_STANDBY: 'off',
-        INVOCATION_WALL_CLOCK_MS: '3000',
-        EXECUTOR_STUCK_GRACE_MS: '1000',
-      },
-    }).start();
-    ({ key } = await stack.tenant('executors'));
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
-    );
+    // A short wall clock and grace find a stuck executor fast. (Promotion of the standby is covered by
+    // executor-pool.int-spec.)
+    ({ stack, key } = await oneExecutorStack('executors', { wallClockMs: 3_000, stuckGraceMs: 1_000 }));
   }, 120_000);
 
   afterAll(() => stack?.stop(), 60_000);

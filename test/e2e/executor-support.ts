@@ -1,6 +1,6 @@
 /** Shared by the executor e2e specs: the worker's executor pids, its metrics, and two tools. */
 import { execFileSync } from 'node:child_process';
-import type { Stack } from './stack';
+import { Stack } from './stack';
 
 /** The worker's executor pids (its child processes). */
 export function executorPids(stack: Stack): number[] {
@@ -52,3 +52,27 @@ export const slugTool = {
   inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
   code: 'export function handle(input) { return input.title.toLowerCase().replace(/[^a-z0-9]+/g, "-"); }',
 };
+
+/**
+ * A stack with one executor and no standby, so the run in flight is known to be on the worker's only child, with
+ * the given wall clock and stuck grace; resolves once that executor consumes, with a tenant key.
+ */
+export async function oneExecutorStack(
+  tenant: string,
+  { wallClockMs, stuckGraceMs }: { wallClockMs: number; stuckGraceMs: number },
+): Promise<{ stack: Stack; key: string }> {
+  const stack = await new Stack({
+    workerEnv: {
+      SANDBOX_PROCESSES: '1',
+      EXECUTOR_STANDBY: 'off',
+      INVOCATION_WALL_CLOCK_MS: String(wallClockMs),
+      EXECUTOR_STUCK_GRACE_MS: String(stuckGraceMs),
+    },
+  }).start();
+  const { key } = await stack.tenant(tenant);
+  await Stack.until(
+    () => workerMetrics(stack),
+    (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
+  );
+  return { stack, key };
+}

@@ -6,26 +6,14 @@
  * where even the default lock outlived the kill.)
  */
 import { Stack } from './stack';
-import { busyTool, executorPids, gauge, workerMetrics, type Answer } from './executor-support';
+import { busyTool, executorPids, gauge, oneExecutorStack, workerMetrics, type Answer } from './executor-support';
 
 describe('a stuck executor past the default lock (e2e)', () => {
   let stack: Stack;
   let key: string;
 
   beforeAll(async () => {
-    stack = await new Stack({
-      workerEnv: {
-        SANDBOX_PROCESSES: '1',
-        EXECUTOR_STANDBY: 'off',
-        INVOCATION_WALL_CLOCK_MS: '25000',
-        EXECUTOR_STUCK_GRACE_MS: '8000',
-      },
-    }).start();
-    ({ key } = await stack.tenant('stuck-executor'));
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
-    );
+    ({ stack, key } = await oneExecutorStack('stuck-executor', { wallClockMs: 25_000, stuckGraceMs: 8_000 }));
   }, 120_000);
 
   afterAll(() => stack?.stop(), 60_000);
