@@ -83,10 +83,14 @@ beforeAll(() => {
   producer = connection();
 });
 
+/** Every key a test used: a consumer left blocked until its connection closes may recreate its stream (NOGROUP). */
+const usedKeys: string[] = [];
+
 beforeEach(async () => {
   const prefix = `th-test-${randomUUID()}`;
   streamKey = `${prefix}:outcomes:stream`;
   deadLetterKey = `${prefix}:outcomes:dead`;
+  usedKeys.push(streamKey, deadLetterKey);
   // Created here (consumers find it there) so that XPENDING answers before a consumer has started.
   await producer.xgroup('CREATE', streamKey, 'registry', '0', 'MKSTREAM');
 });
@@ -98,6 +102,9 @@ afterEach(async () => {
 
 afterAll(async () => {
   await Promise.all(connections.map((c) => c.quit()));
+  const cleaner = new Redis(REDIS_URL);
+  await cleaner.del(...usedKeys);
+  await cleaner.quit();
 });
 
 /** Writes the outcomes in one pipeline; answers their stream ids. */
