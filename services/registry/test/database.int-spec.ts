@@ -40,7 +40,11 @@ it('is idempotent, also when several processes migrate at once', async () => {
       migrateDatabase(fresh.url),
       migrateDatabase(fresh.url),
     ]);
-    expect(concurrent.flat()).toEqual(['InitialSchema1764400000000', 'FailureCountByFinishOrder1796027000000']);
+    expect(concurrent.flat()).toEqual([
+      'InitialSchema1764400000000',
+      'FailureCountByFinishOrder1796027000000',
+      'LastErrorOrder1796028000000',
+    ]);
   } finally {
     await fresh.drop();
   }

@@ -33,6 +33,7 @@ describe('counterDeltas', () => {
       toolId: 'a',
       uses: 4,
       lastError: 'USER_ERROR: boom 4',
+      lastErrorAt: new Date(4000).toISOString(),
       lastUsedAt: new Date(5000).toISOString(),
     });
   });

@@ -7,6 +7,8 @@ export interface CounterDelta {
   uses: number;
   /** Message of the batch's latest failure (blameless ones included), if any. */
   lastError: string | null;
+  /** When that failure finished: a batch's error replaces the tool's only if it finished later. */
+  lastErrorAt: string | null;
   lastUsedAt: string;
 }
 
@@ -31,7 +33,7 @@ export function counterDeltas(outcomes: readonly OutcomeJob[]): CounterDelta[] {
   for (const outcome of ordered) {
     let delta = byTool.get(outcome.toolId);
     if (!delta) {
-      delta = { toolId: outcome.toolId, uses: 0, lastError: null, lastUsedAt: outcome.finishedAt };
+      delta = { toolId: outcome.toolId, uses: 0, lastError: null, lastErrorAt: null, lastUsedAt: outcome.finishedAt };
       byTool.set(outcome.toolId, delta);
     }
     delta.uses += 1;
@@ -39,6 +41,7 @@ export function counterDeltas(outcomes: readonly OutcomeJob[]): CounterDelta[] {
     if (outcome.status === 'failed') {
       // The cut can split a surrogate pair, which Postgres would refuse.
       delta.lastError = storable(`${outcome.errorCode ?? 'FAILED'}: ${outcome.errorMessage ?? ''}`.slice(0, 2_000));
+      delta.lastErrorAt = outcome.finishedAt;
     }
   }
   // A stable lock order across concurrent batches avoids deadlocks in the counter update.

@@ -260,6 +260,19 @@ describe('OutcomesRepository', () => {
       );
     });
 
+    it('keeps as last error the one that finished last, when an older failure arrives after it', async () => {
+      const toolId = await newTool();
+      const older = finished(toolId, 'failed', 1_000, { errorMessage: 'the older error' });
+      const newer = finished(toolId, 'failed', 2_000, { errorMessage: 'the newer error' });
+      await applyAll([[newer], [older]]);
+      const [row] = await queryDatabase<{ last_error: string }>(
+        database.url,
+        `SELECT last_error FROM tools WHERE id = $1`,
+        [toolId],
+      );
+      expect(row.last_error).toBe('USER_ERROR: the newer error');
+    });
+
     it('lets a success that finished in the same millisecond as a failure end it, in any order', async () => {
       const orders: ('success' | 'failure')[][][] = [
         [['success'], ['failure']],

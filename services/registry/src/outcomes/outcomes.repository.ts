@@ -146,6 +146,11 @@ export class OutcomesRepository {
     // Still names $2, so that the parameter keeps its type.
     const noRuns = `SELECT NULL::uuid AS tool_id, NULL::integer AS longest WHERE cardinality($2::uuid[]) > 0`;
     const reaches = `(t.status = 'active' AND COALESCE(r.longest, 0) >= $3)`;
+    // The error of the failure that finished last, whatever order outcomes arrive in (a late, older failure does not
+    // replace a newer error). A tool whose error predates last_error_at (added later) takes the next one.
+    const lastError = `CASE WHEN d.last_error_at IS NOT NULL
+                             AND (t.last_error_at IS NULL OR d.last_error_at >= t.last_error_at)
+                            THEN d.last_error ELSE t.last_error END`;
     const updated: {
       id: string;
       tenant_id: string;
@@ -156,7 +161,7 @@ export class OutcomesRepository {
     }[] = await manager.query(
       `WITH d AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb)
-           AS d(tool_id uuid, uses integer, last_error text, last_used_at timestamptz)
+           AS d(tool_id uuid, uses integer, last_error text, last_error_at timestamptz, last_used_at timestamptz)
        ),
        runs AS (${blamed.length > 0 ? runs : noRuns}),
        updated AS (UPDATE tools t SET
@@ -166,12 +171,13 @@ export class OutcomesRepository {
                  WHERE f.tool_id = t.id AND f.status = 'failed' AND NOT f.blameless
                    AND f.finished_at > COALESCE(GREATEST(t.failure_count_reset_at, ${latestSuccess('t.id', '')}),
                                                 '-infinity')),
-              last_error = COALESCE(d.last_error, t.last_error),
+              last_error = ${lastError},
+              last_error_at = GREATEST(t.last_error_at, d.last_error_at),
               last_used_at = GREATEST(t.last_used_at, d.last_used_at),
               status = CASE WHEN ${reaches} THEN 'disabled' ELSE t.status END,
               disabled_reason = CASE WHEN ${reaches}
                 THEN format('disabled after %s consecutive failures; last error: %s', r.longest,
-                            COALESCE(d.last_error, t.last_error))
+                            ${lastError})
                 ELSE t.disabled_reason END,
               updated_at = CASE WHEN ${reaches} THEN now() ELSE t.updated_at END
          FROM d LEFT JOIN runs r ON r.tool_id = d.tool_id
@@ -184,6 +190,7 @@ export class OutcomesRepository {
             tool_id: d.toolId,
             uses: d.uses,
             last_error: d.lastError,
+            last_error_at: d.lastErrorAt,
             last_used_at: d.lastUsedAt,
           })),
         ),

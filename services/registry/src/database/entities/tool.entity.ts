@@ -36,6 +36,10 @@ export class ToolEntity {
   @Column({ name: 'last_error', type: 'text', nullable: true })
   lastError!: string | null;
 
+  /** When the failure of `lastError` finished (a late, older failure does not replace it). */
+  @Column({ name: 'last_error_at', type: 'timestamptz', nullable: true })
+  lastErrorAt!: Date | null;
+
   @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
   lastUsedAt!: Date | null;
 
