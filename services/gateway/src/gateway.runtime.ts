@@ -132,6 +132,7 @@ export class GatewayRuntime {
       waitDefaultMs: config.INVOKE_WAIT_DEFAULT_MS,
       waitMaxMs: config.INVOKE_WAIT_MAX_MS,
       maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
+      listening: () => this.subscriber.listening,
     });
 
     this.redisCheck = new RedisReadinessCheck(config.REDIS_URL);

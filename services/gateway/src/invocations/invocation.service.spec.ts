@@ -96,12 +96,14 @@ function setup() {
   const quota = new FakeQuota();
   const replies = new FakeReplies();
   const tools = new ToolResolver(registry, metrics, 60_000);
+  const subscriber = { listening: true };
   const service = new InvocationService(tools, new InputValidatorCache(), quota, queue, replies, metrics, {
     waitDefaultMs: 30_000,
     waitMaxMs: 10_000,
     maxInputBytes: 1024,
+    listening: () => subscriber.listening,
   });
-  return { registry, queue, quota, replies, service, tools };
+  return { registry, queue, quota, replies, service, tools, subscriber };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -266,6 +268,17 @@ describe('InvocationService', () => {
     // The job may run: its reply (or the sweep) frees the slot, so neither is dropped here.
     expect(quota.released).toEqual([]);
     expect(replies.events).toEqual(['expect', 'detach']);
+  });
+
+  it('answers UNAVAILABLE without reading the tool cache while the gateway is not subscribed', async () => {
+    const { service, queue, registry, replies, subscriber } = setup();
+    subscriber.listening = false;
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }))).toBe('503 UNAVAILABLE');
+    expect(registry.getTool).not.toHaveBeenCalled();
+    expect(queue.jobs).toEqual([]);
+    expect(replies.events).toEqual([]);
+    subscriber.listening = true;
+    expect((await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, wait: false })).status).toBe(202);
   });
 
   it("reads invocations of the caller's tenant only", async () => {

@@ -29,6 +29,8 @@ export interface InvocationSettings {
   waitDefaultMs: number;
   waitMaxMs: number;
   maxInputBytes: number;
+  /** Whether this gateway hears replies and tool changes now (its pub/sub subscriptions are live). */
+  listening?: () => boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -54,6 +56,7 @@ function parseRequest(body: unknown): InvokeRequest {
 }
 
 const NOT_ENQUEUED = 'the invocation queue is unavailable; nothing was enqueued';
+const NOT_LISTENING = 'the gateway is not subscribed to Redis (replies, tool changes) yet; nothing was enqueued';
 const UNCONFIRMED =
   'the invocation queue did not confirm the enqueue in time; the invocation may still run: ' +
   'GET /v1/invocations/{id} with details.invocationId tells whether it did';
@@ -113,6 +116,8 @@ export class InvocationService {
   }
 
   private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
+    // Before the tool cache is read: until the subscriber has resynchronised, it may hold tools changed meanwhile.
+    if (this.settings.listening && !this.settings.listening()) throw GatewayError.unavailable(NOT_LISTENING);
     const inputBytes = Buffer.byteLength(JSON.stringify(request.input), 'utf8');
     if (inputBytes > this.settings.maxInputBytes) {
       throw GatewayError.payloadTooLarge(`input is ${inputBytes} bytes; the limit is ${this.settings.maxInputBytes}`, {

@@ -9,11 +9,24 @@ export class RedisSubscriber {
   private readonly client: Redis;
   private readonly handlers = new Map<string, (message: string) => void>();
   private readonly reconnectHandlers: (() => void)[] = [];
+  private live = false;
 
   constructor(url: string, name: string) {
     this.client = createRedis(url, 'subscriber', name);
     this.client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
     this.client.on('ready', () => void this.subscribed());
+    this.client.on('close', () => {
+      this.live = false;
+    });
+  }
+
+  /**
+   * Subscribed, and resynchronised since the last (re)connect. Until then replies and tool changes may be missed:
+   * the producer connection can be back first, and an invocation served then could run a tool disabled meanwhile
+   * from a stale cache, or wait for a reply nobody will deliver.
+   */
+  get listening(): boolean {
+    return this.live;
   }
 
   /**
@@ -30,6 +43,7 @@ export class RedisSubscriber {
       return;
     }
     for (const handler of this.reconnectHandlers) handler();
+    this.live = this.client.status === 'ready';
   }
 
   /** Subscribes without waiting for Redis: the command is queued until the connection is up. */
