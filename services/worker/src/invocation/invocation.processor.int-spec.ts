@@ -159,6 +159,31 @@ describe('InvocationProcessor', () => {
    * copy BullMQ makes of it the waits and the take-aheads written behind them (the take-ahead script also takes 11
    * keys), with the order they went out in.
    */
+  /**
+   * Routes every command BullMQ sends on the blocking connection it duplicates from `connection` through `handle`,
+   * which sends it (`send`) and may change the answer.
+   */
+  function onBlockingConnection(
+    handle: (command: { name: string; args: unknown[] }, send: () => Promise<unknown>) => Promise<unknown>,
+  ): void {
+    const duplicate = connection.duplicate.bind(connection);
+    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
+      const copy = duplicate(...args);
+      const sendOnCopy = copy.sendCommand.bind(copy);
+      jest
+        .spyOn(copy, 'sendCommand')
+        .mockImplementation((command, stream) =>
+          handle(command, () => sendOnCopy(command, stream) as Promise<unknown>),
+        );
+      return copy;
+    });
+  }
+
+  const isWait = (command: { name: string }): boolean => command.name.toLowerCase() === 'bzpopmin';
+  /** The take-ahead: a script with 11 keys (BullMQ's moveToActive) sent on the blocking connection. */
+  const isTake = (command: { name: string; args: unknown[] }): boolean =>
+    ['evalsha', 'eval'].includes(command.name.toLowerCase()) && String(command.args[1]) === '11';
+
   function countCommands(): { fetches: () => number; waits: () => number; takes: () => number; sent: string[] } {
     let fetches = 0;
     let waits = 0;
@@ -169,22 +194,15 @@ describe('InvocationProcessor', () => {
       if (isMoveToActive(command.name, command.args)) fetches += 1;
       return send(command, stream);
     });
-    const duplicate = connection.duplicate.bind(connection);
-    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
-      const copy = duplicate(...args);
-      const sendOnCopy = copy.sendCommand.bind(copy);
-      jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
-        const name = command.name.toLowerCase();
-        if (name === 'bzpopmin') {
-          waits += 1;
-          sent.push('wait');
-        } else if ((name === 'evalsha' || name === 'eval') && String(command.args[1]) === '11') {
-          takes += 1;
-          sent.push('take');
-        }
-        return sendOnCopy(command, stream);
-      });
-      return copy;
+    onBlockingConnection((command, send) => {
+      if (isWait(command)) {
+        waits += 1;
+        sent.push('wait');
+      } else if (isTake(command)) {
+        takes += 1;
+        sent.push('take');
+      }
+      return send();
     });
     return { fetches: () => fetches, waits: () => waits, takes: () => takes, sent };
   }
@@ -283,18 +301,10 @@ describe('InvocationProcessor', () => {
     // isolate entry, a VM steal), or the connection hangs between them.
     const lateByMs = 2_500;
     let takesSent = 0;
-    const duplicate = connection.duplicate.bind(connection);
-    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
-      const copy = duplicate(...args);
-      const send = copy.sendCommand.bind(copy);
-      jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
-        const answer = send(command, stream) as Promise<unknown>;
-        const name = command.name.toLowerCase();
-        const isTake = (name === 'evalsha' || name === 'eval') && String(command.args[1]) === '11';
-        if (!isTake || (takesSent += 1) > 1) return answer;
-        return answer.then((raw) => new Promise((resolve) => setTimeout(() => resolve(raw), lateByMs)));
-      });
-      return copy;
+    onBlockingConnection((command, send) => {
+      const answer = send();
+      if (!isTake(command) || (takesSent += 1) > 1) return answer;
+      return answer.then((raw) => new Promise((resolve) => setTimeout(() => resolve(raw), lateByMs)));
     });
     const runs: { id: string; lock: string | null; afterMs: number }[] = [];
     let addedAt = 0;
@@ -326,16 +336,10 @@ describe('InvocationProcessor', () => {
     // The first wait fails once Redis has answered it (BullMQ then reconnects and waits again, without fetching),
     // while the take written behind it has taken the job that woke it.
     let waitsSent = 0;
-    const duplicate = connection.duplicate.bind(connection);
-    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
-      const copy = duplicate(...args);
-      const send = copy.sendCommand.bind(copy);
-      jest.spyOn(copy, 'sendCommand').mockImplementation((command, stream) => {
-        const answer = send(command, stream) as Promise<unknown>;
-        if (command.name.toLowerCase() !== 'bzpopmin' || (waitsSent += 1) > 1) return answer;
-        return answer.then(() => Promise.reject(new Error('the wait failed')));
-      });
-      return copy;
+    onBlockingConnection((command, send) => {
+      const answer = send();
+      if (!isWait(command) || (waitsSent += 1) > 1) return answer;
+      return answer.then(() => Promise.reject(new Error('the wait failed')));
     });
     const runs: string[] = [];
     const p = processor((data) => {
