@@ -10,6 +10,7 @@ export class RedisSubscriber {
   private readonly handlers = new Map<string, (message: string) => void>();
   private readonly reconnectHandlers: (() => void)[] = [];
   private live = false;
+  private liveWaiters: (() => void)[] = [];
 
   constructor(url: string, name: string) {
     this.client = createRedis(url, 'subscriber', name);
@@ -44,6 +45,7 @@ export class RedisSubscriber {
     }
     for (const handler of this.reconnectHandlers) handler();
     this.live = this.client.status === 'ready';
+    if (this.live) for (const wake of this.liveWaiters.splice(0)) wake();
   }
 
   /** Subscribes without waiting for Redis: the command is queued until the connection is up. */
@@ -56,20 +58,21 @@ export class RedisSubscriber {
     this.reconnectHandlers.push(handler);
   }
 
-  /** Resolves once the subscriptions are live: a PING answered after them means Redis processed them. */
+  /** Resolves once `listening` (the boot bounds the wait: a down Redis must not hold it). */
   async whenReady(): Promise<void> {
-    if (this.client.status !== 'ready') await new Promise((resolve) => this.client.once('ready', resolve));
-    await this.client.ping();
+    if (!this.live) await new Promise<void>((resolve) => this.liveWaiters.push(resolve));
   }
 
-  /** Rejects at once unless connected (readiness probes must not pile up listeners while Redis is down). */
+  /** Rejects at once unless listening (readiness probes must not pile up listeners while Redis is down). */
   async check(): Promise<void> {
-    if (this.client.status !== 'ready') throw new Error(`subscriber is ${this.client.status}`);
+    if (!this.live)
+      throw new Error(`subscriber is ${this.client.status === 'ready' ? 'resynchronising' : this.client.status}`);
     await this.client.ping();
   }
 
   async close(): Promise<void> {
     this.handlers.clear();
+    for (const wake of this.liveWaiters.splice(0)) wake();
     await this.client.quit().catch(() => this.client.disconnect());
   }
 }
