@@ -1,5 +1,6 @@
 export * from './redact';
 export * from './logger';
+export * from './process-logger';
 export * from './metrics.service';
 export * from './metrics.module';
 export * from './shutdown-state';

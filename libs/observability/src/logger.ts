@@ -1,17 +1,14 @@
 import type { DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import { REDACT_PATHS } from './redact';
+import { baseLoggerOptions } from './process-logger';
 
 /** nestjs-pino for one service: structured JSON, the shared redaction list, request ids from the gateway. */
 export function createLoggerModule(service: string, level: string): DynamicModule {
   return LoggerModule.forRoot({
     pinoHttp: {
-      name: service,
-      level,
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      ...baseLoggerOptions(service, level),
       // Health probes and scrapes would drown the request log.
       autoLogging: { ignore: (req) => /^\/(health|metrics)/.test(req.url ?? '') },
-      customProps: () => ({ service }),
       serializers: {
         req: (req: { id?: unknown; method?: unknown; url?: unknown }) => ({
           id: req.id,

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { InputValidatorCache } from '@toolhost/contracts';
 import { createRedis, outcomesStreamKey } from '@toolhost/queue';
@@ -9,7 +8,7 @@ import { OperatorToolsClient } from './builtins/operator-tools.client';
 import { executorLockDurationMs } from './executor/executor-deadlines';
 import { InvocationProcessor } from './invocation/invocation.processor';
 import { InvocationRunner } from './invocation/invocation-runner';
-import { ProcessorMetrics } from './invocation/processor-metrics';
+import { ProcessorMetrics, type ErrorLog } from './invocation/processor-metrics';
 import { ReplyPublisher } from './invocation/reply-publisher';
 import { OutcomePublisher } from './outcomes/outcome-publisher';
 import { RegistryClient } from './registry/registry.client';
@@ -37,6 +36,7 @@ export class WorkerRuntime {
     readonly sandbox: SandboxRunner,
     schemas: InputValidatorCache,
     metrics: MetricsService,
+    logger: ErrorLog,
   ) {
     this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
     this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
@@ -55,7 +55,7 @@ export class WorkerRuntime {
     this.processor = new InvocationProcessor(
       runner,
       new ReplyPublisher(this.producer),
-      new ProcessorMetrics(metrics, new Logger('InvocationProcessor')),
+      new ProcessorMetrics(metrics, logger),
       {
         connection: this.queueConnection,
         prefix: config.QUEUE_PREFIX,

@@ -4,7 +4,7 @@
  */
 import 'reflect-metadata';
 import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
-import { MetricsService } from '@toolhost/observability';
+import { createProcessLogger, MetricsService } from '@toolhost/observability';
 import { createExecutorSandbox } from '../sandbox/sandbox.factory';
 import { WorkerRuntime } from '../worker-runtime';
 import { loadWorkerConfig } from '../worker.config';
@@ -26,6 +26,8 @@ function main(): void {
   post({ type: 'heartbeat', rssBytes: process.memoryUsage.rss(), metrics: [] });
 
   const config = loadWorkerConfig();
+  // No Nest app here to host nestjs-pino; the same JSON lines, so that operators parse executor logs like the rest.
+  const logger = createProcessLogger('worker-executor', config.LOG_LEVEL);
   // An orphan drains on 'disconnect' (below); one whose main thread hangs cannot, and is ended after as long as
   // the supervisor would have waited for it.
   startOrphanWatchdog(stuckAfterMs(config));
@@ -38,6 +40,7 @@ function main(): void {
     sandbox.runner,
     new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
     metrics,
+    logger,
   );
 
   // A standby has done the slow part (loading modules, building the runtime and a spare isolate) and waits to be
@@ -67,7 +70,8 @@ function main(): void {
     })().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error('executor: drain failed', error);
+        // Written synchronously (see createProcessLogger), so the line is out before the exit.
+        logger.error({ err: error }, 'executor: drain failed');
         process.exit(1);
       },
     );

@@ -1,7 +1,11 @@
-import type { LoggerService } from '@nestjs/common';
 import type { Invocation } from '@toolhost/contracts';
 import type { MetricsService } from '@toolhost/observability';
 import type { ProcessorHooks } from './invocation.processor';
+
+/** Where ProcessorMetrics reports: a pino logger in an executor, anything with an `error(object)` in a test. */
+export interface ErrorLog {
+  error(entry: object): void;
+}
 
 /** What the invocation processor reports: finished invocations and their run time, failed jobs, lost outcomes. */
 export class ProcessorMetrics implements ProcessorHooks {
@@ -12,7 +16,7 @@ export class ProcessorMetrics implements ProcessorHooks {
 
   constructor(
     metrics: Pick<MetricsService, 'counter' | 'histogram'>,
-    private readonly logger: Pick<LoggerService, 'error'>,
+    private readonly logger: ErrorLog,
   ) {
     this.finished = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
       'status',
