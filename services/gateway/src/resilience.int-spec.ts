@@ -120,6 +120,28 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     expect((await invoke({ tool: other.id, input: {} })).status).toBe(200);
   });
 
+  it('answers 503 naming the invocation when Redis loses its job during the wait, instead of a 202 that polls 404', async () => {
+    const waiting = call(gateway.url, 'POST', '/v1/invocations', {
+      key: 'key',
+      json: { tool: tool.id, input: { mode: 'hold' }, timeoutMs: 6_000 },
+      timeoutMs: 15_000,
+    });
+    await worker.whenHolding(1);
+    const [held] = worker.seen.slice(-1);
+    // This redis-server keeps nothing on disk: a restart is Redis losing everything it was given.
+    await redisServer.kill();
+    await redisServer.restart();
+    const answer = await waiting;
+    expect(answer.status).toBe(503);
+    expect(answer.body.error.code).toBe('UNAVAILABLE');
+    expect(answer.body.error.details).toEqual({ invocationId: held.invocationId, enqueued: 'lost' });
+    const polled = await call(gateway.url, 'GET', `/v1/invocations/${held.invocationId}`, { key: 'key' });
+    expect(polled.status).toBe(404);
+    const metrics = await call(gateway.url, 'GET', '/metrics');
+    expect(String(metrics.body)).toMatch(/toolhost_gateway_invocations_lost_total 1\b/);
+    worker.releaseHeld();
+  });
+
   it('on SIGTERM turns unready, answers waiting requests with 202 and exits 0', async () => {
     const waiting = invoke({ input: { mode: 'hold' }, timeoutMs: 20_000 });
     await worker.whenHolding(1);

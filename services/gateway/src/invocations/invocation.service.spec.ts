@@ -21,6 +21,7 @@ const metrics = {
   cacheLookup: jest.fn(),
   setWaiters: jest.fn(),
   request: jest.fn(),
+  lost: jest.fn(),
 } as unknown as GatewayMetrics;
 
 class FakeRegistry implements RegistryClient {
@@ -49,9 +50,15 @@ class FakeQueue implements InvocationQueue {
     if (this.failure) throw this.failure;
     this.jobs.push(job);
   }
-  async read(): Promise<JobSnapshot | undefined> {
+  /** Jobs Redis lost after accepting them (a restart without persistence). */
+  lost = new Set<string>();
+  /** `snapshot` when set; otherwise an enqueued job still waits, and an unknown or lost one has no record. */
+  async read(invocationId: string): Promise<JobSnapshot | undefined> {
     if (this.failure) throw this.failure;
-    return this.snapshot;
+    if (this.snapshot) return this.snapshot;
+    const job = this.jobs.find((queued) => queued.invocationId === invocationId);
+    if (!job || this.lost.has(invocationId)) return undefined;
+    return { data: job, state: 'waiting', returnValue: undefined, failedReason: undefined };
   }
 }
 
@@ -184,6 +191,39 @@ describe('InvocationService', () => {
     // Its reply was lost (hence the read): the slot is released and the waiter dropped now, not by the sweep.
     expect(quota.released).toEqual([queue.jobs[1].invocationId]);
     expect(replies.events).toEqual(['expect', 'cancel']);
+  });
+
+  it('answers UNAVAILABLE naming the invocation when its job is gone at the end of the wait, instead of a 202 that polls 404', async () => {
+    const { service, queue, quota, replies } = setup();
+    const enqueue = queue.enqueue.bind(queue);
+    queue.enqueue = async (job) => {
+      await enqueue(job);
+      queue.lost.add(job.invocationId);
+    };
+    const error = (await service
+      .invoke(principal, { tool: TOOL_ID, input: { n: 1 } })
+      .catch((e: unknown) => e)) as GatewayError;
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(`${error.status} ${error.code}`).toBe('503 UNAVAILABLE');
+    const invocationId = queue.jobs[0].invocationId;
+    expect(error.details).toEqual({ invocationId, enqueued: 'lost' });
+    // Nothing will ever free them otherwise: the slot now, the waiter with it.
+    expect(quota.released).toEqual([invocationId]);
+    expect(replies.events).toEqual(['expect', 'cancel']);
+    expect(metrics.lost).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers 202 when the job cannot be read at the end of the wait (Redis away), keeping slot and waiter', async () => {
+    const { service, queue, quota, replies } = setup();
+    const read = queue.read.bind(queue);
+    queue.read = async () => {
+      throw new Error('Connection is closed.');
+    };
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
+    expect(outcome.status).toBe(202);
+    expect(quota.released).toEqual([]);
+    expect(replies.events).toEqual(['expect']);
+    queue.read = read;
   });
 
   it('refuses bad requests before anything reaches the queue', async () => {

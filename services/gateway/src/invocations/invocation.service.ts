@@ -17,7 +17,7 @@ import type { Principal } from '../auth/principal';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ToolResolver } from '../tools/tool-resolver.service';
-import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
+import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import type { QuotaStore } from './quota-store';
 import type { ReplyWaiter } from './reply-waiter';
@@ -60,6 +60,9 @@ const NOT_LISTENING = 'the gateway is not subscribed to Redis (replies, tool cha
 const UNCONFIRMED =
   'the invocation queue did not confirm the enqueue in time; the invocation may still run: ' +
   'GET /v1/invocations/{id} with details.invocationId tells whether it did';
+const LOST =
+  'the invocation queue lost this invocation after accepting it (Redis restarted without its data or failed over); ' +
+  'it may have run, and no record of it is left';
 
 function isRedisDown(error: unknown): boolean {
   return !(error instanceof GatewayError);
@@ -173,12 +176,22 @@ export class InvocationService {
     const finished = await pending.result(waitMs);
     if (finished) return { status: 200, body: finished };
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
-    const late = await this.finished(invocationId).catch(() => undefined);
-    if (!late) return accepted;
-    // Its reply may never come (that is why it was read): the slot is free now, and nobody waits for the reply.
+    let snapshot: JobSnapshot | undefined;
+    try {
+      snapshot = await this.queue.read(invocationId);
+    } catch {
+      // Redis is away: the record cannot be read now, and 202 lets the caller poll once it is back.
+      return accepted;
+    }
+    if (snapshot && !InvocationSnapshotMapper.isFinished(snapshot)) return accepted;
+    // Either way its reply may never come (that is why it was read): the slot is free, and nobody waits for it.
     release();
     pending.cancel();
-    return { status: 200, body: late };
+    if (snapshot) return { status: 200, body: InvocationSnapshotMapper.toInvocation(snapshot) };
+    // Confirmed enqueued and now without a record: Redis lost it (a restart without persistence, a failover that
+    // dropped recent writes). A 202 would send the caller to poll an id that can only answer 404.
+    this.metrics.lost();
+    throw GatewayError.unavailable(LOST, { invocationId, enqueued: 'lost' });
   }
 
   private validate(toolId: string, version: number, schema: JsonObject, request: InvokeRequest): void {

@@ -11,6 +11,7 @@ export class GatewayMetrics {
   private readonly rateLimited;
   private readonly cache;
   private readonly quotaLeases;
+  private readonly lostInvocations;
 
   constructor(metrics: MetricsService) {
     this.invocations = metrics.counter(
@@ -39,6 +40,10 @@ export class GatewayMetrics {
       'Quota lease round trips to Redis by kind (acquire: a request waited; prefetch, renew, return: background)',
       ['kind'] as const,
     );
+    this.lostInvocations = metrics.counter(
+      'toolhost_gateway_invocations_lost_total',
+      'Accepted invocations whose job record was gone when their wait ended (Redis lost data: restart, failover)',
+    );
   }
 
   invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected', code = ''): void {
@@ -59,6 +64,11 @@ export class GatewayMetrics {
 
   quotaLease(kind: QuotaLeaseKind): void {
     this.quotaLeases.labels(kind).inc();
+  }
+
+  /** An accepted invocation whose job Redis no longer has. */
+  lost(): void {
+    this.lostInvocations.inc();
   }
 
   cacheLookup(cache: 'tool' | 'auth' | 'validator', hit: boolean): void {

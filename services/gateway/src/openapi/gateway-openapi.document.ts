@@ -112,7 +112,8 @@ export function gatewayOpenApiDocument(): Schema {
               'UNAVAILABLE: registry or queue unreachable; nothing was enqueued. One exception: when the enqueue was ' +
                 'sent and Redis neither confirmed nor refuted it in time, `details` is `{invocationId, enqueued: ' +
                 '"unknown"}`; poll GET /v1/invocations/{invocationId} (404 means it never landed) instead of invoking ' +
-                'again.',
+                'again. And when the job was accepted but Redis lost it during the wait (a restart without persistence, ' +
+                'a failover), `details` is `{invocationId, enqueued: "lost"}`: it may have run, and it has no record.',
             ),
           },
         },
