@@ -61,7 +61,8 @@ export const gatewayEnvSchema = {
       type: 'integer',
       default: 120_000,
       minimum: 1_000,
-      description: 'a concurrency slot nobody released (lost reply) is reclaimed after this age',
+      description:
+        'a concurrency slot nobody released (lost reply) is reclaimed after this age; at least INVOKE_WAIT_MAX_MS',
     },
     QUOTA_LEASE_HOLD_MS: {
       type: 'integer',
@@ -160,8 +161,18 @@ export interface GatewayConfig extends CommonConfig {
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonly<GatewayConfig> {
   const config = loadConfig<GatewayConfig>(gatewayEnvSchema, env);
+  const problems: string[] = [];
   if (config.NODE_ENV === 'production' && !config.INTERNAL_API_TOKEN) {
-    throw new ConfigError(['INTERNAL_API_TOKEN: required in production']);
+    problems.push('INTERNAL_API_TOKEN: required in production');
   }
+  // A slot is reclaimed by age; one younger than the longest wait may belong to a caller still waiting on a running
+  // job, and reclaiming it would let the tenant run more than its quota.
+  if (config.MAX_CONCURRENT_PER_TENANT > 0 && config.CONCURRENCY_SLOT_TTL_MS < config.INVOKE_WAIT_MAX_MS) {
+    problems.push(
+      `CONCURRENCY_SLOT_TTL_MS: ${config.CONCURRENCY_SLOT_TTL_MS} is shorter than INVOKE_WAIT_MAX_MS ` +
+        `(${config.INVOKE_WAIT_MAX_MS}); it must be at least as long`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
