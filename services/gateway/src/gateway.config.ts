@@ -62,7 +62,7 @@ export const gatewayEnvSchema = {
       default: 120_000,
       minimum: 1_000,
       description:
-        'a concurrency slot nobody released (lost reply) is reclaimed after this age; at least INVOKE_WAIT_MAX_MS',
+        'a concurrency slot still held after this age has its job looked up, and is freed if the job finished or is gone; at least INVOKE_WAIT_MAX_MS',
     },
     QUOTA_LEASE_HOLD_MS: {
       type: 'integer',

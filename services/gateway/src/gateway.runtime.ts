@@ -99,6 +99,8 @@ export class GatewayRuntime {
         renewMs: Math.floor(config.QUOTA_LEASE_TTL_MS / 5),
       },
       (kind) => this.metrics.quotaLease(kind),
+      Date.now,
+      (invocationIds) => this.queue.unfinished(invocationIds),
     );
     this.quota = quota;
 

@@ -7,7 +7,10 @@ export interface LeasingQuotaSettings {
   burst: number;
   /** Unfinished invocations per tenant across all gateways; 0 = unlimited. */
   maxConcurrent: number;
-  /** An admitted invocation never released (its reply was lost) frees its slot after this age. */
+  /**
+   * An admitted invocation not released after this age (its reply was lost, or nobody waits for it any more) has its
+   * job looked up: a finished or missing one frees its slot; one still queued or running keeps it.
+   */
   slotTtlMs: number;
   /** Tokens and slots left unused this long go back to the shared quota for the other gateways. */
   holdMs: number;
@@ -20,6 +23,14 @@ export type QuotaLeaseKind = 'acquire' | 'prefetch' | 'renew' | 'return';
 
 /** The most one lease asks for, so a busy tenant cannot drain the bucket into one gateway. */
 const MAX_BLOCK = 64;
+/** How often the slot of an invocation found still queued or running (past the slot ttl) is looked at again. */
+const RUNNING_RECHECK_MS = 10_000;
+
+/**
+ * Which of these invocations are still queued or running, from their jobs; rejects when it cannot tell (Redis away).
+ * Without it, a slot is freed by age alone.
+ */
+export type UnfinishedInvocations = (invocationIds: string[]) => Promise<Set<string>>;
 const ADMITTED: QuotaDecision = { admitted: true };
 
 type LeaseOutcome =
@@ -37,8 +48,10 @@ interface TenantStock {
   slotsLeased: number;
   slotBlock: number;
   slotsExhaustedUntil: number;
-  /** Invocations holding a slot, in admission order, with their admission time. */
+  /** Invocations holding a slot, with when their release is overdue and their job is to be looked up. */
   admitted: Map<string, number>;
+  /** The lookup of overdue slots' jobs in flight, if any. */
+  checking?: Promise<void>;
   renewedAt: number;
   /** The one lease round trip in flight for this tenant, if any. */
   lease?: Promise<LeaseOutcome>;
@@ -78,6 +91,7 @@ export class LeasingQuotaStore implements QuotaStore {
     private readonly observe: (kind: QuotaLeaseKind) => void = () => undefined,
     /** Tests pin the clock. */
     private readonly clock: () => number = Date.now,
+    private readonly unfinished?: UnfinishedInvocations,
   ) {
     this.rateOn = settings.ratePerSec > 0;
     this.concurrencyOn = settings.maxConcurrent > 0;
@@ -90,9 +104,16 @@ export class LeasingQuotaStore implements QuotaStore {
     if (!this.rateOn && !this.concurrencyOn) return ADMITTED;
     const stock = this.stockOf(tenantId);
     stock.acquired += 1;
+    let lookedUp = false;
     for (;;) {
       const now = this.clock();
       const needSlot = this.concurrencyOn && this.freeSlots(stock, now) < 1;
+      // Overdue slots are being looked up: their answer may free one (waited for once, in case Redis is away).
+      if (needSlot && stock.checking && !lookedUp) {
+        lookedUp = true;
+        await stock.checking;
+        continue;
+      }
       const needToken = this.rateOn && stock.tokens < 1;
       if (!needSlot && !needToken) {
         this.take(stock, invocationId, now);
@@ -178,7 +199,7 @@ export class LeasingQuotaStore implements QuotaStore {
       stock.spent += 1;
     }
     if (this.concurrencyOn) {
-      stock.admitted.set(invocationId, now);
+      stock.admitted.set(invocationId, now + this.settings.slotTtlMs);
       stock.peakUsed = Math.max(stock.peakUsed, stock.admitted.size);
     }
   }
@@ -188,13 +209,40 @@ export class LeasingQuotaStore implements QuotaStore {
     return stock.slotsLeased - stock.admitted.size;
   }
 
-  /** Slots of invocations admitted longer ago than the slot ttl: their release was lost (a missed reply). */
+  /**
+   * Slots whose release is overdue (admitted longer ago than the slot ttl): their reply was lost, or the job waits
+   * in a backlog. Age alone cannot tell, and freeing a slot whose job is still queued would let a tenant past its
+   * quota exactly when workers fall behind; so the jobs are looked up (in the background: the slots stay taken
+   * until the answer), and only finished or missing ones free their slot. The others are looked at again later.
+   */
   private reclaimLost(stock: TenantStock, now: number): void {
-    const cutoff = now - this.settings.slotTtlMs;
-    for (const [invocationId, admittedAt] of stock.admitted) {
-      if (admittedAt > cutoff) break;
-      stock.admitted.delete(invocationId);
+    const overdue: string[] = [];
+    for (const [invocationId, dueAt] of stock.admitted) if (dueAt <= now) overdue.push(invocationId);
+    if (overdue.length === 0) return;
+    const unfinished = this.unfinished;
+    if (!unfinished) {
+      for (const invocationId of overdue) stock.admitted.delete(invocationId);
+      return;
     }
+    if (stock.checking) return;
+    stock.checking = Promise.resolve()
+      .then(() => unfinished(overdue))
+      .then(
+        (running) => {
+          const recheckAt = this.clock() + Math.min(RUNNING_RECHECK_MS, this.settings.slotTtlMs);
+          for (const invocationId of overdue) {
+            // Released meanwhile: nothing to do.
+            if (!stock.admitted.has(invocationId)) continue;
+            if (running.has(invocationId)) stock.admitted.set(invocationId, recheckAt);
+            else stock.admitted.delete(invocationId);
+          }
+        },
+        // Cannot tell now (Redis away): the slots stay taken, and the next tick asks again.
+        () => undefined,
+      )
+      .finally(() => {
+        stock.checking = undefined;
+      });
   }
 
   /** The stock ran out before a lease refilled it: the acquire waits, and this tenant gets bigger blocks. */

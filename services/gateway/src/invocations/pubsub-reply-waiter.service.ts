@@ -32,7 +32,7 @@ function parseReply(raw: string): ReplyMessage | undefined {
  * Replies on this gateway's own channel: one subscriber connection per process (owned by the subscriber
  * adapter, which feeds `handleMessage`) and a map of waiters by invocation id. Entries nobody waits for any more
  * (wait: false, timed out) stay until their reply arrives, to release the concurrency slot, or until they are
- * older than `entryTtlMs` (then the quota store reclaims the slot by age).
+ * older than `entryTtlMs` (then the quota store frees the slot once it finds the job finished).
  */
 export class PubSubReplyWaiter implements ReplyWaiter {
   private readonly entries = new Map<string, Entry>();

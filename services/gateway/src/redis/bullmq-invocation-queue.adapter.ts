@@ -48,6 +48,19 @@ export class BullmqInvocationQueue implements InvocationQueue {
     return withDeadline(this.readNow(invocationId), this.timeoutMs, 'job read');
   }
 
+  /** Which of these invocations' jobs are still queued or running (not finished, not gone); rejects when Redis is away. */
+  async unfinished(invocationIds: string[]): Promise<Set<string>> {
+    this.assertConnected();
+    const states = await withDeadline(
+      Promise.all(invocationIds.map((invocationId) => this.queue.getJobState(invocationId))),
+      this.timeoutMs,
+      'job states read',
+    );
+    return new Set(
+      invocationIds.filter((_, i) => states[i] !== 'unknown' && states[i] !== 'completed' && states[i] !== 'failed'),
+    );
+  }
+
   /** The job of `invocationId` when it exists (queue-events reply mode waits on it). */
   async job(invocationId: string): Promise<Job<InvocationJobV1> | undefined> {
     this.assertConnected();

@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
-import { createRedis } from '@toolhost/queue';
+import { Worker } from 'bullmq';
+import { createRedis, INVOCATIONS_QUEUE, retention, type InvocationJobV1 } from '@toolhost/queue';
 import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { eventually } from '../../test/http';
 import type { QuotaLeases } from '../invocations/quota-leases';
-import { LeasingQuotaStore, type QuotaLeaseKind } from '../invocations/leasing-quota-store.service';
+import {
+  LeasingQuotaStore,
+  type QuotaLeaseKind,
+  type UnfinishedInvocations,
+} from '../invocations/leasing-quota-store.service';
+import { BullmqInvocationQueue } from './bullmq-invocation-queue.adapter';
 import { RedisQuotaLeases } from './redis-quota-leases.adapter';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,7 +40,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
   const opened: LeasingQuotaStore[] = [];
   const connections: Redis[] = [];
 
-  const gateway = (limits: Partial<Limits>, connection?: Redis): Gateway => {
+  const gateway = (limits: Partial<Limits>, connection?: Redis, unfinished?: UnfinishedInvocations): Gateway => {
     const { ratePerSec, burst, maxConcurrent, slotTtlMs, leaseTtlMs, holdMs } = {
       ratePerSec: 0,
       burst: 1,
@@ -69,6 +75,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
       { ratePerSec, burst, maxConcurrent, slotTtlMs, holdMs, renewMs: leaseTtlMs / 5 },
       (kind) => self.roundTrips.push(kind),
       () => now,
+      unfinished,
     );
     opened.push(self.store);
     return self;
@@ -150,6 +157,54 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
     expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(false);
     now += 10_001;
     expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(true);
+  });
+
+  it('keeps the slot of an invocation whose job still waits past the slot ttl, and frees it once the job finished', async () => {
+    const jobs = new BullmqInvocationQueue(redis, PREFIX, 2_000, retention(60, 100));
+    try {
+      const { store: quota } = gateway({ maxConcurrent: 1, slotTtlMs: 10_000 }, undefined, (ids) =>
+        jobs.unfinished(ids),
+      );
+      const tenant = randomUUID();
+      const backlogged = randomUUID();
+      expect((await quota.acquire(tenant, backlogged)).admitted).toBe(true);
+      const job: InvocationJobV1 = {
+        v: 1,
+        invocationId: backlogged,
+        tenantId: tenant,
+        toolId: randomUUID(),
+        version: 1,
+        input: {},
+        context: {},
+        enqueuedAt: Date.now(),
+      };
+      // No worker consumes yet: the job sits in a backlog, the way it does when workers fall behind.
+      await jobs.enqueue(job);
+      now += 10_001;
+      // Overdue, but still queued: freeing its slot would let the tenant past its quota exactly during a backlog.
+      expect(await quota.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'concurrency' });
+      now += 10_001;
+      expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(false);
+
+      // The job runs and completes, and its release never comes (a lost reply): the next lookup frees the slot.
+      const workerConnection = createRedis(REDIS_URL, 'worker', 'quota-test-worker');
+      const worker = new Worker(INVOCATIONS_QUEUE, () => Promise.resolve({}), {
+        connection: workerConnection,
+        prefix: PREFIX,
+      });
+      try {
+        await eventually(async () => ((await jobs.unfinished([backlogged])).size === 0 ? true : undefined));
+      } finally {
+        await worker.close();
+        await workerConnection.quit().catch(() => undefined);
+      }
+      now += 10_001;
+      expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(true);
+      // An unknown id (never enqueued, or gone from Redis) is not unfinished either.
+      expect(await jobs.unfinished([randomUUID()])).toEqual(new Set());
+    } finally {
+      await jobs.close();
+    }
   });
 
   it("gives a crashed gateway's slots back once its lease expires", async () => {
