@@ -26,6 +26,7 @@ import { InvocationProcessor, type ProcessorHooks, type ProcessorOptions } from 
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import { ProcessorMetrics } from './processor-metrics';
 import { ReplyPublisher } from './reply-publisher';
+import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake } from './take-ahead';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -353,6 +354,72 @@ describe('InvocationProcessor', () => {
     await until(async () => (await queue.getJobState(id)) === 'completed', 3_000);
     expect(runs).toEqual([id]);
     expect((await queue.getJob(id))?.stalledCounter).toBe(0);
+  });
+
+  it('hands a job back whose take-ahead ran but whose answer was lost with its connection, and runs it once', async () => {
+    let takesSent = 0;
+    onBlockingConnection((command, send) => {
+      const answer = send();
+      if (!isTake(command) || (takesSent += 1) > 1) return answer;
+      // Redis ran the take and locked the job; the answer never arrives (the connection was closed before it was read).
+      return answer.then(() => Promise.reject(new Error('Connection is closed.')));
+    });
+    const runs: string[] = [];
+    const p = processor((data) => {
+      runs.push(data.invocationId);
+      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
+    }, 2);
+    p.start();
+    await until(() => parked());
+    const id = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
+    // Left locked by the lost take, it would wait for its lock to lapse (30 s here, 94 s in executors) and a stall.
+    await until(async () => (await queue.getJobState(id)) === 'completed', 3_000);
+    expect(runs).toEqual([id]);
+    expect((await queue.getJob(id))?.stalledCounter).toBe(0);
+  });
+
+  it('answers a take-ahead sent again with the same token (a resend after a reconnect) with the job it took', async () => {
+    const [first, second] = [randomUUID(), randomUUID()];
+    await queue.add(INVOCATIONS_QUEUE, job(first), invocationJobOptions(first));
+    await queue.add(INVOCATIONS_QUEUE, job(second), invocationJobOptions(second));
+    const client = createRedis(REDIS_URL, 'worker');
+    try {
+      const key = (name: string): string => `${prefix}:${INVOCATIONS_QUEUE}:${name}`;
+      const names = [
+        'wait',
+        'active',
+        'prioritized',
+        'events',
+        'stalled',
+        'limiter',
+        'delayed',
+        'paused',
+        'meta',
+        'pc',
+      ];
+      const take = async (token: string): Promise<string | undefined> => {
+        const args = [...names.map(key), key('marker'), key(''), '0', token, '30000', key('take:w')];
+        const raw = await client.eval(TAKE_AHEAD_SCRIPT, TAKE_AHEAD_KEYS, ...args);
+        return decodeTake(raw, token)?.id;
+      };
+      expect(await take('w:t1')).toBe(first);
+      // The same take again (ioredis resends an unanswered command on the new connection): the same job, not the next.
+      expect(await take('w:t1')).toBe(first);
+      expect(await queueConnection.get(key(`${first}:lock`))).toBe('w:t1');
+      expect(await queue.getJobState(second)).toBe('waiting');
+      expect(await take('w:t2')).toBe(second);
+      // Once the job's lock is no longer the take's (it lapsed, the job went out again), the take sent again takes
+      // nothing: not that job, and not the next one either.
+      const third = randomUUID();
+      await queue.add(INVOCATIONS_QUEUE, job(third), invocationJobOptions(third));
+      await queueConnection.set(key(`${second}:lock`), 'someone-else');
+      expect(await take('w:t2')).toBeUndefined();
+      expect(await queue.getJobState(third)).toBe('waiting');
+      expect(await take('w:t3')).toBe(third);
+    } finally {
+      client.disconnect();
+    }
   });
 
   it('runs a delayed job (a retry backing off) when it is due, and leaves no job locked once closed', async () => {

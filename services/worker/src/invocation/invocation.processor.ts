@@ -5,7 +5,15 @@ import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, type InvocationRunner, type RootResult } from './invocation-runner';
 import { OutcomeWriteError } from './outcome-write.error';
 import type { ReplyPublisher } from './reply-publisher';
-import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake, takeAheadSupported, type TakenJob } from './take-ahead';
+import {
+  TAKE_AHEAD_KEYS,
+  TAKE_AHEAD_SCRIPT,
+  decodeTake,
+  recordedTake,
+  takeAheadSupported,
+  takeRecordKey,
+  type TakenJob,
+} from './take-ahead';
 
 export interface ProcessorOptions {
   connection: Redis;
@@ -56,6 +64,13 @@ const TAKE_AHEAD_COMMAND = 'toolhostTakeAhead';
 /** How long the answer of a take-ahead is waited for once its blocking wait has returned (normally: no time). */
 const TAKE_AHEAD_WAIT_MS = 2_000;
 
+/** A take-ahead whose answer never came (its connection was closed with it unanswered): it may have locked a job. */
+interface UnansweredTake {
+  unanswered: true;
+  token: string;
+}
+type TakeAnswer = TakenJob | UnansweredTake | undefined;
+
 class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   /** The job the last fetch returned, until the loop starts it. */
   private fetched: Job<InvocationJob, Invocation> | undefined;
@@ -71,6 +86,7 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   private readonly takingAhead: boolean;
   /** Jobs taken ahead too late to be run, being handed back to the queue (`close()` waits for them). */
   private readonly handingBack = new Set<Promise<void>>();
+  private closingDown = false;
 
   constructor(processor: (job: Job<InvocationJob, Invocation>) => Promise<Invocation>, options: ProcessorOptions) {
     super(INVOCATIONS_QUEUE, processor, {
@@ -95,7 +111,7 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     backend.waitForJob = async (blockTimeout: number) => {
       const client = await backend.blockingClient;
       if (!client) return wait(blockTimeout);
-      let take: Promise<TakenJob | undefined> | undefined;
+      let take: Promise<TakeAnswer> | undefined;
       client.bzpopmin = (...args: Parameters<typeof client.bzpopmin>) => {
         // One wait, one take: the next wait goes through BullMQ's own method again.
         delete (client as Partial<typeof client>).bzpopmin;
@@ -138,13 +154,17 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
         return woken;
       }
       if (!taken) return woken;
+      if ('unanswered' in taken) {
+        this.handBackWhenTaken(take);
+        return woken;
+      }
       this.taken = taken;
       // "Nothing to wait for": BullMQ's loop fetches at once, and that fetch is answered with this job.
       return null;
     };
   }
 
-  private takeAhead(client: NonNullable<Awaited<typeof this.backend.blockingClient>>): Promise<TakenJob | undefined> {
+  private takeAhead(client: NonNullable<Awaited<typeof this.backend.blockingClient>>): Promise<TakeAnswer> {
     const token = `${this.id}:t${(this.takes += 1)}`;
     if (!(TAKE_AHEAD_COMMAND in client)) {
       client.defineCommand(TAKE_AHEAD_COMMAND, { numberOfKeys: TAKE_AHEAD_KEYS, lua: TAKE_AHEAD_SCRIPT });
@@ -166,10 +186,11 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       '0',
       token,
       String(this.opts.lockDuration),
+      takeRecordKey(keys[''], this.id),
     ];
     return (client.runCommand(TAKE_AHEAD_COMMAND, args) as Promise<unknown>).then(
       (raw) => decodeTake(raw, token),
-      () => undefined,
+      (): UnansweredTake => ({ unanswered: true, token }),
     );
   }
 
@@ -180,12 +201,18 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
    * its next wait returns on that marker). Rather than run it here: the loop has moved on to another fetch or wait, so
    * there is no fetch left to answer with it. Without this the job stayed locked with nobody renewing the lock, and ran
    * only once the lock lapsed and the stalled-job check (which counts it a stall) gave it out again.
+   * A take whose answer never came (its connection closed with it unanswered) may have run all the same: the job it
+   * locked is read from its record (`takeRecordKey`), which it wrote when it ran; none means it did not run.
    */
-  private handBackWhenTaken(take: Promise<TakenJob | undefined>): void {
+  private handBackWhenTaken(take: Promise<TakeAnswer>): void {
     // While Redis is away the worker's connection holds the command (no retry limit): an outage delays the hand-back.
     // It fails when the lock is no longer this token's (it lapsed and the job went out again): reported, not thrown.
     const handBack = take
-      .then((taken) => taken && this.backend.moveJobFromActiveToWait(taken.id, taken.token))
+      .then(async (taken) => {
+        if (!taken) return;
+        const id = 'unanswered' in taken ? await this.takenBy(taken.token) : taken.id;
+        if (id) await this.backend.moveJobFromActiveToWait(id, taken.token);
+      })
       .then(
         () => undefined,
         (error: unknown) => {
@@ -197,7 +224,29 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     void handBack.finally(() => this.handingBack.delete(handBack));
   }
 
+  /**
+   * The job the take with `token` locked, from its record. A close waits for this, so while closing it gives up after
+   * a bound (Redis away): the job then runs again once its lock lapses, as it would have without the record.
+   */
+  private async takenBy(token: string): Promise<string | undefined> {
+    const read = this.connection
+      .get(takeRecordKey(this.keys[''], this.id))
+      .then((record) => recordedTake(record, token));
+    if (!this.closingDown) return read;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<undefined>(
+      (resolve) => (timer = setTimeout(() => resolve(undefined), TAKE_AHEAD_WAIT_MS)),
+    );
+    try {
+      // A read that fails after the bound won must not become an unhandled rejection (Node 20 would exit).
+      return await Promise.race([read.catch(() => undefined), bound]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   override async close(force?: boolean): Promise<void> {
+    this.closingDown = true;
     await super.close(force);
     // Closing disconnected the blocking connection: no take answers after this, but one may be on its way back.
     await Promise.all(this.handingBack);
