@@ -333,14 +333,20 @@ describe('InvocationProcessor', () => {
     expect(done?.stalledCounter).toBe(0);
   });
 
-  it('hands a job taken behind a wait that failed back to the queue, and runs it once', async () => {
-    // The first wait fails once Redis has answered it (BullMQ then reconnects and waits again, without fetching),
-    // while the take written behind it has taken the job that woke it.
-    let waitsSent = 0;
+  /**
+   * Loses the answer of the first command on the blocking connection that `which` picks, after Redis ran it, then adds
+   * a job and waits for it to complete (3 s: left locked, it would wait for its lock to lapse, 30 s here, 94 s in
+   * executors, and a stall). Returns the job's id and the ids the processor ran.
+   */
+  async function runAfterLosingFirstAnswer(
+    which: (command: { name: string; args: unknown[] }) => boolean,
+    error: Error,
+  ): Promise<{ id: string; runs: string[] }> {
+    let sent = 0;
     onBlockingConnection((command, send) => {
       const answer = send();
-      if (!isWait(command) || (waitsSent += 1) > 1) return answer;
-      return answer.then(() => Promise.reject(new Error('the wait failed')));
+      if (!which(command) || (sent += 1) > 1) return answer;
+      return answer.then(() => Promise.reject(error));
     });
     const runs: string[] = [];
     const p = processor((data) => {
@@ -352,29 +358,20 @@ describe('InvocationProcessor', () => {
     const id = randomUUID();
     await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
     await until(async () => (await queue.getJobState(id)) === 'completed', 3_000);
+    return { id, runs };
+  }
+
+  it('hands a job taken behind a wait that failed back to the queue, and runs it once', async () => {
+    // The first wait fails once Redis has answered it (BullMQ then reconnects and waits again, without fetching),
+    // while the take written behind it has taken the job that woke it.
+    const { id, runs } = await runAfterLosingFirstAnswer(isWait, new Error('the wait failed'));
     expect(runs).toEqual([id]);
     expect((await queue.getJob(id))?.stalledCounter).toBe(0);
   });
 
   it('hands a job back whose take-ahead ran but whose answer was lost with its connection, and runs it once', async () => {
-    let takesSent = 0;
-    onBlockingConnection((command, send) => {
-      const answer = send();
-      if (!isTake(command) || (takesSent += 1) > 1) return answer;
-      // Redis ran the take and locked the job; the answer never arrives (the connection was closed before it was read).
-      return answer.then(() => Promise.reject(new Error('Connection is closed.')));
-    });
-    const runs: string[] = [];
-    const p = processor((data) => {
-      runs.push(data.invocationId);
-      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
-    }, 2);
-    p.start();
-    await until(() => parked());
-    const id = randomUUID();
-    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
-    // Left locked by the lost take, it would wait for its lock to lapse (30 s here, 94 s in executors) and a stall.
-    await until(async () => (await queue.getJobState(id)) === 'completed', 3_000);
+    // Redis ran the take and locked the job; its answer never arrives (the connection was closed before it was read).
+    const { id, runs } = await runAfterLosingFirstAnswer(isTake, new Error('Connection is closed.'));
     expect(runs).toEqual([id]);
     expect((await queue.getJob(id))?.stalledCounter).toBe(0);
   });
