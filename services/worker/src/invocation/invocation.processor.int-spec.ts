@@ -18,6 +18,7 @@ import {
   type InvocationJob,
   type OutcomeJob,
 } from '@toolhost/queue';
+import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { executorLockDurationMs, stuckAfterMs, type StuckSettings } from '../executor/executor-deadlines';
 import { OutcomePublisher } from '../outcomes/outcome-publisher';
 import { loadWorkerConfig } from '../worker.config';
@@ -115,9 +116,10 @@ describe('InvocationProcessor', () => {
 
   afterEach(async () => {
     await Promise.all(processors.splice(0).map((p) => p.close()));
-    await queueConnection.del(outcomesStreamKey(prefix));
     await queue.obliterate({ force: true });
     await queue.close();
+    // The outcome stream and the workers' take records are not the queue's jobs: obliterate leaves them.
+    await dropRedisKeys(REDIS_URL, prefix);
     queueConnection.disconnect();
     connection.disconnect();
     publisher.disconnect();
