@@ -3,43 +3,15 @@
  * and divides each process's CPU time (from /proc) by the requests served: gateway, worker supervisor, executors,
  * registry, Redis and Postgres. Linux only. This is what decides throughput on a small machine.
  */
-import { execSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import { REDIS_URL, Stack } from '../test/e2e/stack';
+import { cpuSeconds, pids, redisPids, sumCpu, type Cpu } from './process-cpu';
 
 const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
 /** 64 shows the cost under load; 1 shows what a single sequential client pays per call (BENCH_CONNECTIONS=1). */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-
-interface Cpu {
-  user: number;
-  system: number;
-}
-
-/**
- * User and kernel CPU seconds of a process (kernel time includes the loopback TCP work of every write it makes);
- * `reapedChildren` instead gives what its children that have exited used (an executor retired mid-run).
- */
-function cpuSeconds(pid: number, of: 'self' | 'reapedChildren' = 'self'): Cpu {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
-    return { user: Number(user) / 100, system: Number(system) / 100 };
-  } catch {
-    return { user: 0, system: 0 };
-  }
-}
-
-function pids(command: string): number[] {
-  try {
-    return execSync(command).toString().trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /** Redis's count of calls and microseconds per command (`INFO commandstats`), server-wide. */
 async function redisCommandStats(redis: Redis): Promise<Record<string, { calls: number; usec: number }>> {
@@ -67,22 +39,17 @@ async function main(): Promise<void> {
       code: "export async function handle(input) { return input.title.toLowerCase().replace(/[^a-z0-9]+/g, '-'); }",
     });
     const redis = new Redis(REDIS_URL);
-    const redisPort = new URL(REDIS_URL).port || '6379';
     const supervisor = stack.service('worker').process.pid ?? 0;
-    const sum = (list: Cpu[]): Cpu =>
-      list.reduce((total, cpu) => ({ user: total.user + cpu.user, system: total.system + cpu.system }), {
-        user: 0,
-        system: 0,
-      });
-    const ofPids = (list: number[]): Cpu => sum(list.map((pid) => cpuSeconds(pid)));
+    const ofPids = (list: number[]): Cpu => sumCpu(list.map((pid) => cpuSeconds(pid)));
     // Read at each snapshot: executors are replaced when they retire, and a retired one's CPU moves to its parent's
     // count of reaped children.
     const groups: Record<string, () => Cpu> = {
       gateway: () => ofPids([stack.service('gateway').process.pid ?? 0]),
       'worker (supervisor)': () => ofPids([supervisor]),
-      'worker executors': () => sum([ofPids(pids(`pgrep -P ${supervisor}`)), cpuSeconds(supervisor, 'reapedChildren')]),
+      'worker executors': () =>
+        sumCpu([ofPids(pids(`pgrep -P ${supervisor}`)), cpuSeconds(supervisor, 'reapedChildren')]),
       registry: () => ofPids([stack.service('registry').process.pid ?? 0]),
-      redis: () => ofPids(pids(`ss -ltnpH 'sport = :${redisPort}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`)),
+      redis: () => ofPids(redisPids(REDIS_URL)),
       postgres: () => ofPids(pids('pgrep -u postgres')),
     };
     const snapshot = (): Record<string, Cpu> =>

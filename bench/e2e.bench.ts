@@ -15,6 +15,7 @@ import { availableParallelism } from 'node:os';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
 import { cannon, measure, median, target, type Measure, type Sample } from './http-bench';
+import { cpuOf, pids, redisPids, withDescendants } from './process-cpu';
 import { startSkeleton } from './skeleton-path';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -33,7 +34,7 @@ const echoWorker = (name: string): Worker =>
  */
 async function bareBullmq(
   where: 'same-process' | 'worker-process',
-): Promise<{ run: (seconds: number) => Promise<Sample>; stop: () => Promise<void> }> {
+): Promise<{ run: (seconds: number) => Promise<Sample>; pids: () => number[]; stop: () => Promise<void> }> {
   const name = `bench-bare-${randomUUID()}`;
   const connection = bareConnection;
   const queue = new Queue(name, { connection });
@@ -67,12 +68,28 @@ async function bareBullmq(
     await queue.obliterate({ force: true });
     await queue.close();
   };
-  return { run, stop };
+  return { run, pids: () => (child?.pid === undefined ? [] : [child.pid]), stop };
 }
 
 const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_CONCURRENT_PER_TENANT: '100000' };
 
 type Row = 'toolhost64' | 'naive64' | 'toolhost1' | 'naive1' | 'bare' | 'bareApart' | 'skeleton1';
+
+/** CPU seconds one round of a row used, by where it went; divided by the calls it served. */
+interface CpuSample {
+  calls: number;
+  /** This process: the HTTP client, or the whole bare loop (its producer, worker and events reader). */
+  client: number;
+  /** The row's own processes: services, children, Postgres. */
+  services: number;
+  redis: number;
+}
+
+/** The processes of a stack: its three services with their children (executors), and Postgres (shared, idle otherwise). */
+const stackPids = (stack: Stack) => (): number[] => [
+  ...(['gateway', 'worker', 'registry'] as const).flatMap((name) => withDescendants(stack.service(name).process.pid)),
+  ...pids('pgrep -u postgres'),
+];
 
 async function main(): Promise<void> {
   const fmt = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
@@ -110,6 +127,33 @@ async function main(): Promise<void> {
       bareApart: bareApart.run,
       skeleton1: (seconds) => cannon(skeleton.url, '', 'skeleton', 1, seconds),
     };
+    // At one client the CPU a call costs decides its latency on two cores: each round also counts what each path
+    // spent (another row's background work, such as the registry's outcome batches, may spill a little into it).
+    const processesOf: Partial<Record<Row, () => number[]>> = {
+      toolhost1: stackPids(real),
+      naive1: stackPids(naiveStack),
+      bare: () => [],
+      bareApart: bareApart.pids,
+      skeleton1: skeleton.pids,
+    };
+    const cpuSamples: Partial<Record<Row, CpuSample[]>> = {};
+    const redis = redisPids(REDIS_URL);
+    /** One measured round of `row`, counting the CPU it used when it is a 1-client row. */
+    const measureRound = async (row: Row): Promise<Sample> => {
+      const processes = processesOf[row];
+      if (!processes) return runs[row](ROUND_S);
+      const client = process.cpuUsage();
+      const [services, inRedis] = [cpuOf(processes()), cpuOf(redis)];
+      const sample = await runs[row](ROUND_S);
+      const used = process.cpuUsage(client);
+      (cpuSamples[row] ??= []).push({
+        calls: sample.requests,
+        client: (used.user + used.system) / 1e6,
+        services: cpuOf(processes()) - services,
+        redis: cpuOf(redis) - inRedis,
+      });
+      return sample;
+    };
     const rows = Object.keys(runs) as Row[];
     const samples = Object.fromEntries(rows.map((row) => [row, [] as Sample[]])) as Record<Row, Sample[]>;
     // The loaded rows first, then the 1-client ones: what a 64-client run leaves behind (outcome batches still
@@ -125,7 +169,7 @@ async function main(): Promise<void> {
       for (let round = 0; round < ROUNDS; round += 1) {
         for (const row of round % 2 === 0 ? phase : [...phase].reverse()) {
           await pause(PAUSE_MS);
-          samples[row].push(await runs[row](ROUND_S));
+          samples[row].push(await measureRound(row));
         }
         process.stderr.write('.');
       }
@@ -166,6 +210,22 @@ async function main(): Promise<void> {
     console.log(`1-client p50, skeleton path / bare BullMQ round trip: ${ratio('skeleton1', 'bare', p50)}`);
     console.log(`1-client p50, toolhost / skeleton path: ${ratio('toolhost1', 'skeleton1', p50)}`);
     console.log(`1-client p50, naive / toolhost: ${ratio('naive1', 'toolhost1', p50)}`);
+
+    const cpuRow = (name: string, row: Row): string => {
+      const list = cpuSamples[row] ?? [];
+      const calls = list.reduce((sum, s) => sum + s.calls, 0);
+      const per = (pick: (s: CpuSample) => number): number => (list.reduce((sum, s) => sum + pick(s), 0) / calls) * 1e3;
+      const [client, services, redis] = [per((s) => s.client), per((s) => s.services), per((s) => s.redis)];
+      return `| ${name} | ${fmt(client, 3)} | ${fmt(services, 3)} | ${fmt(redis, 3)} | ${fmt(client + services + redis, 3)} | ${fmt(m[row].p50)} |`;
+    };
+    console.log('\nCPU per call at one client (ms, from /proc; for the bare loop, this process is the whole loop):\n');
+    console.log('| path | this process | its processes | Redis | total | p50 ms |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(cpuRow('bare BullMQ add→finished', 'bare'));
+    console.log(cpuRow('bare BullMQ, worker in another process', 'bareApart'));
+    console.log(cpuRow('skeleton path', 'skeleton1'));
+    console.log(cpuRow('toolhost', 'toolhost1'));
+    console.log(cpuRow('naive build', 'naive1'));
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   }

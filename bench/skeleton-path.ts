@@ -69,7 +69,7 @@ function gateway(queueName: string): void {
 }
 
 /** Starts the skeleton (worker, then gateway); `stop` kills both and removes the queue. */
-export async function startSkeleton(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startSkeleton(): Promise<{ url: string; pids: () => number[]; stop: () => Promise<void> }> {
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
     const child = fork(__filename, [role, queueName], { execArgv: [] });
@@ -80,6 +80,7 @@ export async function startSkeleton(): Promise<{ url: string; stop: () => Promis
   const front = await start('gateway');
   return {
     url: `http://127.0.0.1:${String(front.message)}`,
+    pids: () => [front.child.pid, consumer.child.pid].filter((pid): pid is number => pid !== undefined),
     stop: async () => {
       front.child.kill();
       consumer.child.kill();

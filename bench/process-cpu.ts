@@ -1,0 +1,58 @@
+/**
+ * CPU time of processes, from /proc (Linux only): what `bench:cpu` and `bench:e2e` divide by the calls served.
+ */
+import { execSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface Cpu {
+  user: number;
+  system: number;
+}
+
+/**
+ * User and kernel CPU seconds of a process (kernel time includes the loopback TCP work of every write it makes);
+ * `reapedChildren` instead gives what its children that have exited used (an executor retired mid-run).
+ */
+export function cpuSeconds(pid: number, of: 'self' | 'reapedChildren' = 'self'): Cpu {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
+    return { user: Number(user) / 100, system: Number(system) / 100 };
+  } catch {
+    return { user: 0, system: 0 };
+  }
+}
+
+/** The pids a shell command prints, one per line (none when it fails). */
+export function pids(command: string): number[] {
+  try {
+    return execSync(command).toString().trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** `pid` and every process below it. */
+export function withDescendants(pid: number | undefined): number[] {
+  if (pid === undefined) return [];
+  return [pid, ...pids(`pgrep -P ${pid}`).flatMap((child) => withDescendants(child))];
+}
+
+/** The Redis server listening on `redisUrl`'s port. */
+export function redisPids(redisUrl: string): number[] {
+  const port = new URL(redisUrl).port || '6379';
+  return pids(`ss -ltnpH 'sport = :${port}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`);
+}
+
+export function sumCpu(list: Cpu[]): Cpu {
+  return list.reduce((total, cpu) => ({ user: total.user + cpu.user, system: total.system + cpu.system }), {
+    user: 0,
+    system: 0,
+  });
+}
+
+/** User + kernel CPU seconds used so far by the processes `list` names (read afresh: processes come and go). */
+export function cpuOf(list: number[]): number {
+  const { user, system } = sumCpu(list.map((pid) => cpuSeconds(pid)));
+  return user + system;
+}
