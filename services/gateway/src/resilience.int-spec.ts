@@ -120,10 +120,12 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     expect((await invoke({ tool: other.id, input: {} })).status).toBe(200);
   });
 
-  it('answers 503 naming the invocation when Redis loses its job during the wait, instead of a 202 that polls 404', async () => {
+  it('answers 503 naming the invocation as soon as it finds Redis lost its job, instead of a 202 that polls 404', async () => {
+    // It waits up to 60 s; the request gives up after 15: the answer has to come from the resync after the restart,
+    // not from the end of the wait.
     const waiting = call(gateway.url, 'POST', '/v1/invocations', {
       key: 'key',
-      json: { tool: tool.id, input: { mode: 'hold' }, timeoutMs: 6_000 },
+      json: { tool: tool.id, input: { mode: 'hold' }, timeoutMs: 60_000 },
       timeoutMs: 15_000,
     });
     await worker.whenHolding(1);

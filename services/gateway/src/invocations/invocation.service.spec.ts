@@ -9,7 +9,7 @@ import { ToolResolver } from '../tools/tool-resolver.service';
 import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationService } from './invocation.service';
 import type { QuotaDecision, QuotaStore } from './quota-store';
-import type { PendingReply, ReplyWaiter } from './reply-waiter';
+import { LOST, type PendingReply, type ReplyWaiter } from './reply-waiter';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const TOOL_ID = '22222222-2222-4222-8222-222222222222';
@@ -78,7 +78,8 @@ class FakeQuota implements QuotaStore {
 /** Replies with whatever `answer` says, at once; records what the service did with each pending reply. */
 class FakeReplies implements ReplyWaiter {
   readonly replyTo = 'toolhost:replies:test';
-  answer: (id: string) => Invocation | undefined = () => undefined;
+  answer: (id: string) => Invocation | typeof LOST | undefined = () => undefined;
+  enqueuedCount = 0;
   events: string[] = [];
   waitedMs: number[] = [];
   expect(invocationId: string, onFinished: () => void): PendingReply {
@@ -89,6 +90,9 @@ class FakeReplies implements ReplyWaiter {
         const invocation = this.answer(invocationId);
         if (invocation) onFinished();
         return invocation;
+      },
+      enqueued: () => {
+        this.enqueuedCount += 1;
       },
       detach: () => this.events.push('detach'),
       cancel: () => this.events.push('cancel'),
@@ -211,6 +215,19 @@ describe('InvocationService', () => {
     expect(quota.released).toEqual([invocationId]);
     expect(replies.events).toEqual(['expect', 'cancel']);
     expect(metrics.lost).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers UNAVAILABLE naming the invocation when the waiter learns its job was lost (at a resync)', async () => {
+    const { service, queue, quota, replies } = setup();
+    replies.answer = () => LOST;
+    const error = (await service
+      .invoke(principal, { tool: TOOL_ID, input: { n: 1 } })
+      .catch((e: unknown) => e)) as GatewayError;
+    expect(`${error.status} ${error.code}`).toBe('503 UNAVAILABLE');
+    expect(error.details).toEqual({ invocationId: queue.jobs[0].invocationId, enqueued: 'lost' });
+    // The waiter told it only after the add was confirmed; the waiter releases the slot (FakeReplies: onFinished).
+    expect(replies.enqueuedCount).toBe(1);
+    expect(quota.released).toEqual([queue.jobs[0].invocationId]);
   });
 
   it('answers 202 when the job cannot be read at the end of the wait (Redis away), keeping slot and waiter', async () => {

@@ -20,7 +20,7 @@ import type { ToolResolver } from '../tools/tool-resolver.service';
 import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import type { QuotaStore } from './quota-store';
-import type { ReplyWaiter } from './reply-waiter';
+import { LOST, type ReplyWaiter } from './reply-waiter';
 
 /** 200 with the finished invocation, or 202 when it is still queued or running. */
 export type InvokeOutcome = { status: 200; body: Invocation } | { status: 202; body: InvocationAccepted };
@@ -60,7 +60,7 @@ const NOT_LISTENING = 'the gateway is not subscribed to Redis (replies, tool cha
 const UNCONFIRMED =
   'the invocation queue did not confirm the enqueue in time; the invocation may still run: ' +
   'GET /v1/invocations/{id} with details.invocationId tells whether it did';
-const LOST =
+const LOST_MESSAGE =
   'the invocation queue lost this invocation after accepting it (Redis restarted without its data or failed over); ' +
   'it may have run, and no record of it is left';
 
@@ -110,12 +110,14 @@ export class InvocationService {
     return InvocationSnapshotMapper.toInvocation(snapshot);
   }
 
-  /** The invocation if its job has finished; undefined while it is queued or running, or when it is unknown. */
-  async finished(invocationId: string): Promise<Invocation | undefined> {
+  /**
+   * What a resync reads of an invocation this gateway waits for: its invocation once its job has finished, `LOST`
+   * when the job is not in Redis, undefined while it is queued or running.
+   */
+  async finished(invocationId: string): Promise<Invocation | typeof LOST | undefined> {
     const snapshot = await this.readJob(invocationId);
-    return snapshot && InvocationSnapshotMapper.isFinished(snapshot)
-      ? InvocationSnapshotMapper.toInvocation(snapshot)
-      : undefined;
+    if (!snapshot) return LOST;
+    return InvocationSnapshotMapper.isFinished(snapshot) ? InvocationSnapshotMapper.toInvocation(snapshot) : undefined;
   }
 
   private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
@@ -167,6 +169,7 @@ export class InvocationService {
       throw error;
     }
 
+    pending.enqueued();
     const accepted: InvokeOutcome = { status: 202, body: { id: invocationId, status: 'queued' } };
     if (request.wait === false) {
       pending.detach();
@@ -174,6 +177,7 @@ export class InvocationService {
     }
     const waitMs = Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
     const finished = await pending.result(waitMs);
+    if (finished === LOST) throw this.lost(invocationId);
     if (finished) return { status: 200, body: finished };
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
     let snapshot: JobSnapshot | undefined;
@@ -188,10 +192,16 @@ export class InvocationService {
     release();
     pending.cancel();
     if (snapshot) return { status: 200, body: InvocationSnapshotMapper.toInvocation(snapshot) };
-    // Confirmed enqueued and now without a record: Redis lost it (a restart without persistence, a failover that
-    // dropped recent writes). A 202 would send the caller to poll an id that can only answer 404.
+    throw this.lost(invocationId);
+  }
+
+  /**
+   * Confirmed enqueued and now without a record: Redis lost it (a restart without persistence, a failover that
+   * dropped recent writes). A 202 would send the caller to poll an id that can only answer 404.
+   */
+  private lost(invocationId: string): GatewayError {
     this.metrics.lost();
-    throw GatewayError.unavailable(LOST, { invocationId, enqueued: 'lost' });
+    return GatewayError.unavailable(LOST_MESSAGE, { invocationId, enqueued: 'lost' });
   }
 
   private validate(toolId: string, version: number, schema: JsonObject, request: InvokeRequest): void {

@@ -1,6 +1,7 @@
 import type { Invocation } from '@toolhost/contracts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { PubSubReplyWaiter } from './pubsub-reply-waiter.service';
+import { LOST } from './reply-waiter';
 
 const metrics = { setWaiters: jest.fn() } as unknown as GatewayMetrics;
 const invocation = (id: string): Invocation => ({ id, tool: 'custom_t', toolId: 't', version: 1, status: 'succeeded' });
@@ -70,6 +71,40 @@ describe('PubSubReplyWaiter', () => {
     expect(detachedFinished).toHaveBeenCalledTimes(1);
     expect(stillRunning).not.toHaveBeenCalled();
     expect(waiter.size).toBe(1);
+  });
+
+  it('ends the wait of a confirmed invocation whose job Redis lost with LOST at the resync, releasing its slot', async () => {
+    const finished = jest.fn();
+    const pending = waiter.expect('m', finished);
+    pending.enqueued();
+    const waiting = pending.result(60_000);
+    const detachedFinished = jest.fn();
+    const detached = waiter.expect('n', detachedFinished);
+    detached.enqueued();
+    detached.detach();
+    await waiter.resync(() => Promise.resolve(LOST));
+    expect(await waiting).toBe(LOST);
+    expect(finished).toHaveBeenCalledTimes(1);
+    expect(detachedFinished).toHaveBeenCalledTimes(1);
+    expect(waiter.size).toBe(0);
+  });
+
+  it('leaves alone a job found missing whose add was not confirmed before the read went out', async () => {
+    const notYet = jest.fn();
+    const pending = waiter.expect('o', notYet);
+    const waiting = pending.result(60_000);
+    const racing = jest.fn();
+    const raced = waiter.expect('p', racing);
+    // The add of `p` is confirmed while its read is on its way: the read may have run before the add did.
+    await waiter.resync((id) => {
+      if (id === 'p') raced.enqueued();
+      return Promise.resolve(LOST);
+    });
+    expect(notYet).not.toHaveBeenCalled();
+    expect(racing).not.toHaveBeenCalled();
+    expect(waiter.size).toBe(2);
+    waiter.handleMessage(reply('o'));
+    expect(await waiting).toEqual(invocation('o'));
   });
 
   it('reads again, on later passes, the jobs whose read failed during a resync', async () => {

@@ -1,17 +1,19 @@
 import type { Invocation } from '@toolhost/contracts';
 import type { ReplyMessage } from '@toolhost/queue';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { PendingReply, ReplyWaiter } from './reply-waiter';
+import { LOST, type PendingReply, type ReplyWaiter } from './reply-waiter';
 
 interface Entry {
   onFinished: () => void;
   createdAt: number;
   /** Set while a request waits. */
-  resolve?: (invocation: Invocation | undefined) => void;
+  resolve?: (invocation: Invocation | typeof LOST | undefined) => void;
   timer?: NodeJS.Timeout;
   /** A reply that came before anybody started waiting (between enqueue and `result`). */
-  arrived?: Invocation;
+  arrived?: Invocation | typeof LOST;
   detached: boolean;
+  /** When its add was confirmed, on this waiter's counter (`sequence`); unset until then. */
+  enqueuedAt?: number;
 }
 
 function parseReply(raw: string): ReplyMessage | undefined {
@@ -38,6 +40,8 @@ export class PubSubReplyWaiter implements ReplyWaiter {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
   private waiting = 0;
+  /** Orders add confirmations against resync reads: a read sent after a confirmation sees that job unless it was lost. */
+  private sequence = 0;
   /** Set once drained: later waits answer at once, so shutdown is never held up by a new request. */
   private drained = false;
   private closed = false;
@@ -56,6 +60,9 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     this.entries.set(invocationId, entry);
     return {
       result: (timeoutMs) => this.wait(invocationId, entry, timeoutMs),
+      enqueued: () => {
+        entry.enqueuedAt = this.sequence += 1;
+      },
       detach: () => {
         entry.detached = true;
       },
@@ -71,8 +78,11 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     if (message) this.deliver(message.invocationId, message.invocation);
   }
 
-  /** Ends the wait for `invocationId` with its finished invocation (from a reply, or read back from its job). */
-  deliver(invocationId: string, invocation: Invocation): void {
+  /**
+   * Ends the wait for `invocationId` with its finished invocation (from a reply, or read back from its job), or with
+   * `LOST` when its job is gone from Redis. Either way its slot is released (`onFinished`): nothing runs it any more.
+   */
+  deliver(invocationId: string, invocation: Invocation | typeof LOST): void {
     const entry = this.entries.get(invocationId);
     if (!entry) return;
     entry.onFinished();
@@ -89,13 +99,16 @@ export class PubSubReplyWaiter implements ReplyWaiter {
 
   /**
    * After the subscriber reconnected, replies published meanwhile are lost: `lookup` reads each expected
-   * invocation's job, and those that finished are delivered as if their reply had come. A lookup that fails (the
+   * invocation's job, and those that finished are delivered as if their reply had come. A job `lookup` finds missing
+   * (`LOST`) whose add was confirmed before the read went out was lost by Redis (a restart without its data): its
+   * wait ends now with `LOST` instead of at its deadline; one not confirmed yet may simply not be added yet, and is
+   * left alone. A lookup that fails (the
    * producer connection, which reconnects on its own schedule, is not back yet) is tried again every `retryMs`
    * while its entry is expected, up to `attempts` passes; a few run at a time, so a gateway with thousands of
    * waiters does not flood Redis the moment it returns.
    */
   async resync(
-    lookup: (invocationId: string) => Promise<Invocation | undefined>,
+    lookup: (invocationId: string) => Promise<Invocation | typeof LOST | undefined>,
     { retryMs = 500, attempts = 20, parallel = 16 }: { retryMs?: number; attempts?: number; parallel?: number } = {},
   ): Promise<void> {
     let unread = [...this.entries.keys()];
@@ -105,10 +118,14 @@ export class PubSubReplyWaiter implements ReplyWaiter {
       for (let start = 0; start < unread.length && !this.closed; start += parallel) {
         await Promise.all(
           unread.slice(start, start + parallel).map(async (invocationId) => {
-            if (!this.entries.has(invocationId)) return;
+            const entry = this.entries.get(invocationId);
+            if (!entry) return;
+            const readAfter = this.sequence;
             try {
               const invocation = await lookup(invocationId);
-              if (invocation) this.deliver(invocationId, invocation);
+              if (invocation === LOST) {
+                if (entry.enqueuedAt !== undefined && entry.enqueuedAt <= readAfter) this.deliver(invocationId, LOST);
+              } else if (invocation) this.deliver(invocationId, invocation);
             } catch {
               failed.push(invocationId);
             }
@@ -144,7 +161,7 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     return this.entries.size;
   }
 
-  private wait(invocationId: string, entry: Entry, timeoutMs: number): Promise<Invocation | undefined> {
+  private wait(invocationId: string, entry: Entry, timeoutMs: number): Promise<Invocation | typeof LOST | undefined> {
     if (entry.arrived) {
       this.entries.delete(invocationId);
       return Promise.resolve(entry.arrived);
@@ -162,7 +179,7 @@ export class PubSubReplyWaiter implements ReplyWaiter {
   }
 
   /** Answers the waiting request; on a timeout the entry stays (detached) so its reply still frees the slot. */
-  private settle(invocationId: string, entry: Entry, invocation: Invocation | undefined): void {
+  private settle(invocationId: string, entry: Entry, invocation: Invocation | typeof LOST | undefined): void {
     const resolve = entry.resolve;
     if (!resolve) return;
     entry.resolve = undefined;

@@ -1,9 +1,17 @@
 import type { Invocation } from '@toolhost/contracts';
 
+/** What a resync read found of a job Redis lost after its add was confirmed (see `PendingReply.enqueued`). */
+export const LOST = 'lost' as const;
+
 /** One expected reply, registered before the job is enqueued so that no reply can slip past. */
 export interface PendingReply {
-  /** The finished invocation, or undefined when `timeoutMs` passed (or the gateway is draining) first. */
-  result(timeoutMs: number): Promise<Invocation | undefined>;
+  /**
+   * The finished invocation; undefined when `timeoutMs` passed (or the gateway is draining) first; `LOST` when its
+   * job was found gone from Redis after its add was confirmed.
+   */
+  result(timeoutMs: number): Promise<Invocation | typeof LOST | undefined>;
+  /** The add was confirmed: from now on a job found missing was lost by Redis, not yet added. */
+  enqueued(): void;
   /** Nobody waits for the result (wait: false): only `onFinished` runs when it arrives. */
   detach(): void;
   /** The job was never enqueued: forget it. */

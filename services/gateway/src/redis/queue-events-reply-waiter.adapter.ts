@@ -48,6 +48,7 @@ export class QueueEventsReplyWaiter implements ReplyWaiter {
           this.waiting.delete(abandon);
         }
       },
+      enqueued: () => undefined,
       detach: () => undefined,
       cancel: () => undefined,
     };
