@@ -210,7 +210,8 @@ describe('OutcomeStreamConsumer', () => {
     }).start();
     const batch = [outcome(), poison, outcome()];
     const ids = await write(batch);
-    await until(() => applied.length === 2);
+    // The entry is dead-lettered after the rest of its pass has applied: wait for both.
+    await until(() => applied.length === 2 && dead.length === 1);
     expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
     expect(dead.map((d) => [d.streamId, d.outcome.invocationId])).toEqual([[ids[1], poison.invocationId]]);
     const [letter] = await deadLetters();
@@ -274,7 +275,9 @@ describe('OutcomeStreamConsumer', () => {
     const batch = [outcome(), poison, outcome()];
     await write(batch);
     await until(() => applied.length === 2);
-    // Dead-lettered on the second pass, for what Postgres said about it, not for the lost connection.
+    // Dead-lettered on the second pass, for what Postgres said about it, not for the lost connection (after the rest
+    // of that pass has applied: wait for it).
+    await until(async () => (await producer.xlen(deadLetterKey)) === 1);
     const letters = await deadLetters();
     expect(letters.map((l) => l.get('error'))).toEqual(['unsupported Unicode escape sequence']);
     expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
