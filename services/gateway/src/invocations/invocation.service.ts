@@ -17,7 +17,7 @@ import type { Principal } from '../auth/principal';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ToolResolver } from '../tools/tool-resolver.service';
-import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
+import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import type { QuotaStore } from './quota-store';
 import { LOST, type ReplyWaiter } from './reply-waiter';
@@ -180,19 +180,19 @@ export class InvocationService {
     if (finished === LOST) throw this.lost(invocationId);
     if (finished) return { status: 200, body: finished };
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
-    let snapshot: JobSnapshot | undefined;
+    let late: Invocation | typeof LOST | undefined;
     try {
-      snapshot = await this.queue.read(invocationId);
+      late = await this.finished(invocationId);
     } catch {
       // Redis is away: the record cannot be read now, and 202 lets the caller poll once it is back.
       return accepted;
     }
-    if (snapshot && !InvocationSnapshotMapper.isFinished(snapshot)) return accepted;
-    // Either way its reply may never come (that is why it was read): the slot is free, and nobody waits for it.
+    if (!late) return accepted;
+    // Its reply may never come (that is why it was read): the slot is free, and nobody waits for it.
     release();
     pending.cancel();
-    if (snapshot) return { status: 200, body: InvocationSnapshotMapper.toInvocation(snapshot) };
-    throw this.lost(invocationId);
+    if (late === LOST) throw this.lost(invocationId);
+    return { status: 200, body: late };
   }
 
   /**

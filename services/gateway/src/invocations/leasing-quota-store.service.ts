@@ -31,6 +31,7 @@ const RUNNING_RECHECK_MS = 10_000;
  * Without it, a slot is freed by age alone.
  */
 export type UnfinishedInvocations = (invocationIds: string[]) => Promise<Set<string>>;
+
 const ADMITTED: QuotaDecision = { admitted: true };
 
 type LeaseOutcome =

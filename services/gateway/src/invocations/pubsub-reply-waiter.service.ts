@@ -102,10 +102,9 @@ export class PubSubReplyWaiter implements ReplyWaiter {
    * invocation's job, and those that finished are delivered as if their reply had come. A job `lookup` finds missing
    * (`LOST`) whose add was confirmed before the read went out was lost by Redis (a restart without its data): its
    * wait ends now with `LOST` instead of at its deadline; one not confirmed yet may simply not be added yet, and is
-   * left alone. A lookup that fails (the
-   * producer connection, which reconnects on its own schedule, is not back yet) is tried again every `retryMs`
-   * while its entry is expected, up to `attempts` passes; a few run at a time, so a gateway with thousands of
-   * waiters does not flood Redis the moment it returns.
+   * left alone. A lookup that fails (the producer connection, which reconnects on its own schedule, is not back yet)
+   * is tried again every `retryMs` while its entry is expected, up to `attempts` passes; a few run at a time, so a
+   * gateway with thousands of waiters does not flood Redis the moment it returns.
    */
   async resync(
     lookup: (invocationId: string) => Promise<Invocation | typeof LOST | undefined>,

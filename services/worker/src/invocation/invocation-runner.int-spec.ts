@@ -71,18 +71,25 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     close: () => Promise.resolve(runtime.dispose()),
   };
   const outcomes: OutcomeJob[] = [];
-  const runner = new InvocationRunner(
-    new ToolCatalog(registry, true),
-    sandbox,
-    new BuiltinRegistry([new CalculateBuiltin()], undefined),
-    new InputValidatorCache(),
-    { publish: (o) => (outcomes.push(o), Promise.resolve()) },
-    { wallClockMs: 10_000, toolCallBudget: 50 },
-  );
+  /** A runner over the shared sandbox and registry; by default its outcomes land in `outcomes`. */
+  const runnerWith = ({
+    operator,
+    sink = { publish: (o) => (outcomes.push(o), Promise.resolve()) },
+    wallClockMs = 10_000,
+  }: { operator?: OperatorToolsClient; sink?: OutcomeSink; wallClockMs?: number } = {}): InvocationRunner =>
+    new InvocationRunner(
+      new ToolCatalog(registry, true),
+      sandbox,
+      new BuiltinRegistry([new CalculateBuiltin()], operator),
+      new InputValidatorCache(),
+      sink,
+      { wallClockMs, toolCallBudget: 50 },
+    );
+  const runner = runnerWith();
 
-  const jobFor = (tool: InternalToolVersion, input: Record<string, unknown> = {}, invocationId = randomUUID()) => ({
+  const jobFor = (tool: InternalToolVersion, input: Record<string, unknown> = {}) => ({
     v: 1 as const,
-    invocationId,
+    invocationId: randomUUID(),
     tenantId,
     toolId: tool.id,
     version: tool.version,
@@ -199,14 +206,7 @@ describe('InvocationRunner with a real sandbox runtime', () => {
       },
     } as unknown as OperatorToolsClient;
     const treeOutcomes: OutcomeJob[] = [];
-    const withOperator = new InvocationRunner(
-      new ToolCatalog(registry, true),
-      sandbox,
-      new BuiltinRegistry([new CalculateBuiltin()], operator),
-      new InputValidatorCache(),
-      { publish: (o) => (treeOutcomes.push(o), Promise.resolve()) },
-      { wallClockMs: 10_000, toolCallBudget: 50 },
-    );
+    const withOperator = runnerWith({ operator, sink: { publish: (o) => (treeOutcomes.push(o), Promise.resolve()) } });
     const leaf = addTool('return params.x * 2;');
     const middle = addTool(
       `const [looked, doubled] = await Promise.all([ctx.tools.lookup({ q: params.x }), ctx.tools['${leaf.toolName}']({ x: params.x })]);
@@ -251,14 +251,7 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     const nestedOf = (id: string) => outcomes.filter((o) => o.parentInvocationId === id);
 
     it('counts a callee that never started, its caller having used up the wall clock, as blameless', async () => {
-      const short = new InvocationRunner(
-        new ToolCatalog(registry, true),
-        sandbox,
-        new BuiltinRegistry([new CalculateBuiltin()], undefined),
-        new InputValidatorCache(),
-        { publish: (o) => (outcomes.push(o), Promise.resolve()) },
-        { wallClockMs: 300, toolCallBudget: 50 },
-      );
+      const short = runnerWith({ wallClockMs: 300 });
       const callee = addTool('return 1;');
       // Resolving the callee outlasts the tree's wall clock: by the time it could start, none is left.
       answerDelayMs.set(callee.id, 400);
@@ -322,16 +315,11 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     });
 
     it("counts a built-in the operator's endpoint could not serve like an unreachable registry", async () => {
-      const down = new InvocationRunner(
-        new ToolCatalog(registry, true),
-        sandbox,
-        new BuiltinRegistry([new CalculateBuiltin()], {
+      const down = runnerWith({
+        operator: {
           call: () => Promise.reject(new OperatorToolUnavailableError('built-in lookup failed (503)')),
-        } as unknown as OperatorToolsClient),
-        new InputValidatorCache(),
-        { publish: (o) => (outcomes.push(o), Promise.resolve()) },
-        { wallClockMs: 10_000, toolCallBudget: 50 },
-      );
+        } as unknown as OperatorToolsClient,
+      });
       const caller = addTool(`return await ctx.tools.lookup({ q: 1 });`);
       outcomes.length = 0;
       const { invocation, settle } = await down.runJob(jobFor(caller));
@@ -371,14 +359,7 @@ describe('InvocationRunner with a real sandbox runtime', () => {
         return Promise.resolve();
       },
     };
-    const failing = new InvocationRunner(
-      new ToolCatalog(registry, true),
-      sandbox,
-      new BuiltinRegistry([new CalculateBuiltin()], undefined),
-      new InputValidatorCache(),
-      sink,
-      { wallClockMs: 10_000, toolCallBudget: 50 },
-    );
+    const failing = runnerWith({ sink });
     const callee = addTool('return 1;');
     // The nested run's outcome write fails while its caller is still running (more host round trips after it).
     const caller = addTool(

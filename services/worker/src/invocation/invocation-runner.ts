@@ -182,6 +182,7 @@ export class InvocationRunner {
     audits: AuditLog,
     outcome: RunOutcome | undefined,
     error: InvocationError | undefined,
+    /** Failed without the tool's doing (it never started): counted as usage, not as a consecutive failure. */
     neverStarted = false,
   ): Invocation {
     const finishedAt = new Date();
@@ -200,7 +201,7 @@ export class InvocationRunner {
     // Counted as usage but not as a consecutive failure (the registry cannot disable a tool for it): a run that never
     // started, or one that failed after infrastructure failed under one of its `ctx.tools` calls.
     const failedOnInfrastructure = error !== undefined && plan.infrastructureFailedBelow === true;
-    const blameless = failedOnInfrastructure || (error !== undefined && neverStarted);
+    const blameless = failedOnInfrastructure || neverStarted;
     // Its caller gets an error envelope it did not cause: should it fail on it, that is not its tool's doing either.
     if (failedOnInfrastructure && plan.parent) plan.parent.infrastructureFailedBelow = true;
     // A tool that no longer exists has no counters to move.

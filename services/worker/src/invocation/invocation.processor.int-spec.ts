@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type Redis from 'ioredis';
 import type { Invocation } from '@toolhost/contracts';
 import {
@@ -26,8 +26,9 @@ import type { InvocationRunner } from './invocation-runner';
 import { InvocationProcessor, type ProcessorHooks, type ProcessorOptions } from './invocation.processor';
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import { ProcessorMetrics } from './processor-metrics';
+import { metricsOn } from './processor-metrics.fixtures';
 import { ReplyPublisher } from './reply-publisher';
-import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake } from './take-ahead';
+import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake, takeAheadArgs } from './take-ahead';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -47,6 +48,11 @@ function job(invocationId: string, replyTo?: string): InvocationJob {
     ...(replyTo ? { replyTo } : {}),
     enqueuedAt: Date.now(),
   };
+}
+
+/** What the stand-in runner ends a job with: its invocation, with nothing left to write. */
+function finished(data: InvocationJob): Awaited<ReturnType<InvocationRunner['runJob']>> {
+  return { invocation: invocationFor(data), settle: () => Promise.resolve() };
 }
 
 function invocationFor(data: InvocationJob): Invocation {
@@ -77,14 +83,6 @@ function outcomeFor(invocation: Invocation, data: InvocationJob): OutcomeJob {
     audit: [],
     startedAt: at,
     finishedAt: at,
-  };
-}
-
-/** The part of MetricsService the processor's metrics use, on a registry of its own (Nest's ESM stays out of jest). */
-function metricsOn(registry: Registry): ConstructorParameters<typeof ProcessorMetrics>[0] {
-  return {
-    counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames, registers: [registry] }),
-    histogram: (name, help, labelNames = []) => new Histogram({ name, help, labelNames, registers: [registry] }),
   };
 }
 
@@ -215,7 +213,7 @@ describe('InvocationProcessor', () => {
     const atStart: { fetches: number; takes: number }[] = [];
     const p = processor((data) => {
       atStart.push({ fetches: count.fetches(), takes: count.takes() });
-      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
+      return Promise.resolve(finished(data));
     }, 4);
     p.start();
     for (let i = 0; i < 3; i += 1) {
@@ -248,7 +246,7 @@ describe('InvocationProcessor', () => {
     const p = processor(
       (data) => {
         started.push(data.invocationId);
-        return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
+        return Promise.resolve(finished(data));
       },
       4,
       false,
@@ -279,7 +277,7 @@ describe('InvocationProcessor', () => {
     const p = processor(async (data) => {
       lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
       await gate;
-      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+      return finished(data);
     }, 2);
     p.start();
     await until(() => parked());
@@ -314,7 +312,7 @@ describe('InvocationProcessor', () => {
     const p = processor(async (data) => {
       const lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
       runs.push({ id: data.invocationId, lock, afterMs: Date.now() - addedAt });
-      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+      return finished(data);
     }, 2);
     p.start();
     await until(() => parked());
@@ -353,7 +351,7 @@ describe('InvocationProcessor', () => {
     const runs: string[] = [];
     const p = processor((data) => {
       runs.push(data.invocationId);
-      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
+      return Promise.resolve(finished(data));
     }, 2);
     p.start();
     await until(() => parked());
@@ -385,20 +383,9 @@ describe('InvocationProcessor', () => {
     const client = createRedis(REDIS_URL, 'worker');
     try {
       const key = (name: string): string => `${prefix}:${INVOCATIONS_QUEUE}:${name}`;
-      const names = [
-        'wait',
-        'active',
-        'prioritized',
-        'events',
-        'stalled',
-        'limiter',
-        'delayed',
-        'paused',
-        'meta',
-        'pc',
-      ];
+      // The arguments the worker sends, from the queue's own key map, for a worker whose id is `w`.
       const take = async (token: string): Promise<string | undefined> => {
-        const args = [...names.map(key), key('marker'), key(''), '0', token, '30000', key('take:w')];
+        const args = takeAheadArgs(queue.keys, token, 30_000, 'w');
         const raw = await client.eval(TAKE_AHEAD_SCRIPT, TAKE_AHEAD_KEYS, ...args);
         return decodeTake(raw, token)?.id;
       };
@@ -425,7 +412,7 @@ describe('InvocationProcessor', () => {
     const started: string[] = [];
     const p = processor((data) => {
       started.push(data.invocationId);
-      return Promise.resolve({ invocation: invocationFor(data), settle: () => Promise.resolve() });
+      return Promise.resolve(finished(data));
     }, 2);
     p.start();
     await until(() => parked());
@@ -454,7 +441,7 @@ describe('InvocationProcessor', () => {
     const p = processor(async (data) => {
       started.push(data.invocationId);
       if (started.length === 1) await gate;
-      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+      return finished(data);
     }, 2);
     p.start();
     const first = randomUUID();
@@ -482,7 +469,7 @@ describe('InvocationProcessor', () => {
       most = Math.max(most, inHand);
       await gate;
       inHand -= 1;
-      return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+      return finished(data);
     }, 3);
     const replies: string[] = [];
     const channel = `toolhost:replies:${prefix}`;
@@ -609,7 +596,7 @@ describe('InvocationProcessor', () => {
           async (data) => {
             lockTtl = await queueConnection.pttl(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
             await gate;
-            return { invocation: invocationFor(data), settle: () => Promise.resolve() };
+            return finished(data);
           },
           1,
           true,

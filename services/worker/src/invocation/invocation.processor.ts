@@ -3,13 +3,14 @@ import type Redis from 'ioredis';
 import { ErrorCode, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, type InvocationRunner, type RootResult } from './invocation-runner';
-import { OutcomeWriteError } from './outcome-write.error';
+import type { OutcomeWriteError } from './outcome-write.error';
 import type { ReplyPublisher } from './reply-publisher';
 import {
   TAKE_AHEAD_KEYS,
   TAKE_AHEAD_SCRIPT,
   decodeTake,
   recordedTake,
+  takeAheadArgs,
   takeAheadSupported,
   takeRecordKey,
   type TakenJob,
@@ -149,12 +150,8 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
       const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), TAKE_AHEAD_WAIT_MS)));
       const taken = await Promise.race([take, late]);
       clearTimeout(timer);
-      if (taken === 'late') {
-        this.handBackWhenTaken(take);
-        return woken;
-      }
       if (!taken) return woken;
-      if ('unanswered' in taken) {
+      if (taken === 'late' || 'unanswered' in taken) {
         this.handBackWhenTaken(take);
         return woken;
       }
@@ -169,25 +166,8 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     if (!(TAKE_AHEAD_COMMAND in client)) {
       client.defineCommand(TAKE_AHEAD_COMMAND, { numberOfKeys: TAKE_AHEAD_KEYS, lua: TAKE_AHEAD_SCRIPT });
     }
-    const keys = this.keys;
-    const args = [
-      keys.wait,
-      keys.active,
-      keys.prioritized,
-      keys.events,
-      keys.stalled,
-      keys.limiter,
-      keys.delayed,
-      keys.paused,
-      keys.meta,
-      keys.pc,
-      keys.marker,
-      keys[''],
-      '0',
-      token,
-      String(this.opts.lockDuration),
-      takeRecordKey(keys[''], this.id),
-    ];
+    // BullMQ's constructor fills lockDuration in (ours always passes one).
+    const args = takeAheadArgs(this.keys, token, this.opts.lockDuration as number, this.id);
     return (client.runCommand(TAKE_AHEAD_COMMAND, args) as Promise<unknown>).then(
       (raw) => decodeTake(raw, token),
       (): UnansweredTake => ({ unanswered: true, token }),
@@ -373,7 +353,8 @@ export class InvocationProcessor {
         return;
       } catch (error) {
         if (Date.now() + delay > deadline) {
-          this.hooks.onOutcomesLost(result.invocation, error instanceof OutcomeWriteError ? error.unwritten : 1, error);
+          // settle() rejects with OutcomeWriteError only.
+          this.hooks.onOutcomesLost(result.invocation, (error as OutcomeWriteError).unwritten, error);
           return;
         }
       }

@@ -64,6 +64,37 @@ if redis.call('LLEN', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
 end
 return __taken`;
 
+/**
+ * The arguments of `TAKE_AHEAD_SCRIPT`: BullMQ's 11 `moveToActive` keys, from its key map of the queue (`keys`, as
+ * `Worker.keys` holds it), then its ARGV (the key prefix, "now" to be replaced in Redis, the token, the lock duration)
+ * and the worker's take record.
+ */
+export function takeAheadArgs(
+  keys: Record<string, string>,
+  token: string,
+  lockDurationMs: number,
+  workerId: string,
+): string[] {
+  return [
+    keys.wait,
+    keys.active,
+    keys.prioritized,
+    keys.events,
+    keys.stalled,
+    keys.limiter,
+    keys.delayed,
+    keys.paused,
+    keys.meta,
+    keys.pc,
+    keys.marker,
+    keys[''],
+    '0',
+    token,
+    String(lockDurationMs),
+    takeRecordKey(keys[''], workerId),
+  ];
+}
+
 /** Where a worker's take-aheads record the job they locked (`base` is the queue's key prefix, `<prefix>:<queue>:`). */
 export function takeRecordKey(base: string, workerId: string): string {
   return `${base}take:${workerId}`;
