@@ -19,16 +19,15 @@ export type RemoteMetricsSource = () => Promise<MetricsSnapshot[]>;
 /** Provide `false` under this token for a process whose process-level metrics another process reports. */
 export const COLLECT_DEFAULT_METRICS = Symbol('COLLECT_DEFAULT_METRICS');
 
-/** Milliseconds between the event-loop lag samples of the default metrics (`METRICS_EVENT_LOOP_RESOLUTION_MS`). */
-export const EVENT_LOOP_RESOLUTION_MS = Symbol('EVENT_LOOP_RESOLUTION_MS');
-
 /**
- * prom-client samples event-loop lag with a timer at this period. Its own default, 10 ms, woke every idle gateway,
- * registry and worker supervisor ~200 times a second: 12 ms of CPU a second per process on a 2-vCPU VM (measured
- * with /proc against a process without the sampler), and wake-ups among the processes on an invocation's path. At
- * 100 ms the sampler costs ~2 ms a second; a stall of 100 ms or more is still always seen, shorter ones by chance.
+ * Milliseconds between the event-loop lag samples of the default metrics: the process's
+ * `METRICS_EVENT_LOOP_RESOLUTION_MS` (100 by default). prom-client samples event-loop lag with a timer at this
+ * period. Its own default, 10 ms, woke every idle gateway, registry and worker supervisor ~200 times a second: 12 ms
+ * of CPU a second per process on a 2-vCPU VM (measured with /proc against a process without the sampler), and
+ * wake-ups among the processes on an invocation's path. At 100 ms the sampler costs ~2 ms a second; a stall of 100 ms
+ * or more is still always seen, shorter ones by chance.
  */
-export const DEFAULT_EVENT_LOOP_RESOLUTION_MS = 100;
+export const EVENT_LOOP_RESOLUTION_MS = Symbol('EVENT_LOOP_RESOLUTION_MS');
 
 /** Buckets for invocation-scale durations in seconds: 0.5 ms .. 30 s. */
 export const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -44,7 +43,8 @@ export class MetricsService {
 
   constructor(
     @Optional() @Inject(COLLECT_DEFAULT_METRICS) collectDefaults: boolean = true,
-    @Optional() @Inject(EVENT_LOOP_RESOLUTION_MS) eventLoopResolutionMs: number = DEFAULT_EVENT_LOOP_RESOLUTION_MS,
+    // Always given by MetricsModule.forRoot; a process that does not collect the defaults (an executor) has none.
+    @Optional() @Inject(EVENT_LOOP_RESOLUTION_MS) eventLoopResolutionMs?: number,
   ) {
     if (collectDefaults) {
       collectDefaultMetrics({

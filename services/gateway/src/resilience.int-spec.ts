@@ -4,7 +4,7 @@ import { FakeRegistry } from '../test/fake-registry';
 import { FakeWorker } from '../test/fake-worker';
 import { GatewayProcess } from '../test/gateway-process';
 import { call, eventually } from '../test/http';
-import { RedisServerProcess } from '../test/redis-server.process';
+import { RedisServerProcess } from '../../../test/support/redis-server.process';
 
 const PREFIX = `test-gwr-${randomUUID().slice(0, 8)}`;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import type { ToolChangedEvent } from '@toolhost/queue';
-import { RedisServerProcess } from '../../../gateway/test/redis-server.process';
+import { RedisServerProcess } from '../../../../test/support/redis-server.process';
 import { ToolEventsOutbox } from './tool-events.outbox';
 
 /** How many PUBLISH commands this server has run since it started (its own count: nothing else publishes there). */

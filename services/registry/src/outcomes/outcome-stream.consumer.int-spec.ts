@@ -258,9 +258,11 @@ describe('OutcomeStreamConsumer', () => {
   it('keeps what the one-by-one retry did not finish pending when the database goes away during it', async () => {
     const poison = outcome();
     const applied: string[] = [];
+    const calls: string[][] = [];
     let outage = true;
     consumer({
       apply: (batch) => {
+        calls.push(batch.map((o) => o.invocationId));
         if (batch.length === 1 && batch[0].invocationId === poison.invocationId && outage) {
           outage = false;
           return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
@@ -281,6 +283,13 @@ describe('OutcomeStreamConsumer', () => {
     const letters = await deadLetters();
     expect(letters.map((l) => l.get('error'))).toEqual(['unsupported Unicode escape sequence']);
     expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
+    // The pass stopped at the outage: the entry after the poison was not tried on its own before the poison was
+    // tried again (it stayed pending with it).
+    const outageAt = calls.findIndex((call) => call.length === 1 && call[0] === poison.invocationId);
+    const retriedAt = calls.findIndex((call, i) => i > outageAt && call.includes(poison.invocationId));
+    expect(outageAt).toBeGreaterThan(-1);
+    expect(retriedAt).toBeGreaterThan(outageAt);
+    expect(calls.slice(outageAt + 1, retriedAt)).not.toContainEqual([batch[2].invocationId]);
   });
 });
 

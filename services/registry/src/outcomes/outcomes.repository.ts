@@ -59,7 +59,8 @@ export class OutcomesRepository {
       tool_id: o.toolId,
       version: o.version,
       status: o.status,
-      blameless: o.status === 'failed' && o.blameless === true,
+      // The flag means nothing on a success (isBlamedFailure).
+      blameless: o.status === 'failed' && !isBlamedFailure(o),
       error_code: o.errorCode ?? null,
       error_message: o.errorMessage ?? null,
       duration_ms: Math.round(o.durationMs),
@@ -123,11 +124,12 @@ export class OutcomesRepository {
     const latestSuccess = (tool: string, before: string) =>
       `(SELECT max(s.finished_at) FROM invocations s
          WHERE s.tool_id = ${tool} AND s.status = 'succeeded' AND NOT s.blameless ${before})`;
-    // Runs are looked for only around new blamed failures: most batches have none, and then skip the lateral joins.
+    // Runs are looked for only around the batch's new blamed failures (most batches have none: then `n` is empty and
+    // the lateral joins never run), and only for active tools, the only ones a run can disable.
     const runs = `
          SELECT n.tool_id, max(run.failures) AS longest
            FROM invocations n
-           JOIN tools t ON t.id = n.tool_id
+           JOIN tools t ON t.id = n.tool_id AND t.status = 'active'
           CROSS JOIN LATERAL (
             SELECT COALESCE(GREATEST(t.failure_count_reset_at,
                                      ${latestSuccess('n.tool_id', 'AND s.finished_at < n.finished_at')}),
@@ -143,8 +145,6 @@ export class OutcomesRepository {
           ) run
           WHERE n.id = ANY($2::uuid[]) AND n.finished_at > COALESCE(t.failure_count_reset_at, '-infinity')
           GROUP BY n.tool_id`;
-    // Still names $2, so that the parameter keeps its type.
-    const noRuns = `SELECT NULL::uuid AS tool_id, NULL::integer AS longest WHERE cardinality($2::uuid[]) > 0`;
     const reaches = `(t.status = 'active' AND COALESCE(r.longest, 0) >= $3)`;
     // The error of the failure that finished last, whatever order outcomes arrive in (a late, older failure does not
     // replace a newer error). A tool whose error predates last_error_at (added later) takes the next one.
@@ -163,7 +163,7 @@ export class OutcomesRepository {
          SELECT * FROM jsonb_to_recordset($1::jsonb)
            AS d(tool_id uuid, uses integer, last_error text, last_error_at timestamptz, last_used_at timestamptz)
        ),
-       runs AS (${blamed.length > 0 ? runs : noRuns}),
+       runs AS (${runs}),
        updated AS (UPDATE tools t SET
               usage_count = t.usage_count + d.uses,
               failure_count = (
