@@ -10,7 +10,12 @@ import { decodeOutcome, encodeOutcome, type OutcomeJob } from '@toolhost/queue';
 import { createTestDatabase, queryDatabase, type TestDatabase } from '../../../../test/support/test-database';
 import { registryDataSourceOptions } from '../database/registry-data-source';
 import { applyErrorKind } from './apply-error-kind';
-import { OutcomeStreamConsumer, type DeadLetter, type OutcomeStreamHooks } from './outcome-stream.consumer';
+import {
+  OutcomeStreamConsumer,
+  type DeadLetter,
+  type OutcomeStreamHooks,
+  type OutcomeStreamOptions,
+} from './outcome-stream.consumer';
 import { OutcomesRepository } from './outcomes.repository';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -44,7 +49,11 @@ function outcome(): OutcomeJob {
   };
 }
 
-function consumer(hooks: Partial<OutcomeStreamHooks>, claimIdleMs = 60_000): OutcomeStreamConsumer {
+function consumer(
+  hooks: Partial<OutcomeStreamHooks>,
+  claimIdleMs = 60_000,
+  options: Partial<OutcomeStreamOptions> = {},
+): OutcomeStreamConsumer {
   const created = new OutcomeStreamConsumer(
     {
       redis: connection(),
@@ -55,6 +64,7 @@ function consumer(hooks: Partial<OutcomeStreamHooks>, claimIdleMs = 60_000): Out
       batchSize: 50,
       blockMs: 100,
       claimIdleMs,
+      ...options,
     },
     {
       apply: () => Promise.resolve(),
@@ -253,6 +263,85 @@ describe('OutcomeStreamConsumer', () => {
     await until(() => applied.includes(good.invocationId));
     await until(async () => (await producer.xlen(deadLetterKey)) === 1);
     expect(await pendingCount()).toBe(0);
+  });
+
+  it('backs off while no pass applies anything, and retries at once again after one does', async () => {
+    let broken = true;
+    const applied: string[] = [];
+    const delays: number[] = [];
+    const stalled: number[] = [];
+    consumer(
+      {
+        apply: (batch) => {
+          // A bug that fails every outcome alike (not a database error): nothing can tell a bad entry apart.
+          if (broken) return Promise.reject(new TypeError("Cannot read properties of undefined (reading 'map')"));
+          applied.push(...batch.map((o) => o.invocationId));
+          return Promise.resolve();
+        },
+        onStalled: (passes) => stalled.push(passes),
+      },
+      60_000,
+      // The waits are recorded, not slept (a short real pause keeps the loop from spinning on Redis).
+      { sleep: (ms) => (delays.push(ms), new Promise((resolve) => setTimeout(resolve, 5))) },
+    ).start();
+    const first = [outcome(), outcome()];
+    await write(first);
+    await until(() => delays.length >= 7);
+    expect(delays.slice(0, 7)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(stalled.slice(0, 7)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await pendingCount()).toBe(2);
+    expect(await producer.xlen(deadLetterKey)).toBe(0);
+
+    broken = false;
+    await until(() => applied.length === 2);
+    await until(() => stalled.includes(0));
+    expect(applied.sort()).toEqual(first.map((o) => o.invocationId).sort());
+    await until(async () => (await pendingCount()) === 0);
+
+    // The next stall starts from the first delay again.
+    broken = true;
+    const before = delays.length;
+    await write([outcome()]);
+    await until(() => delays.length > before);
+    expect(delays[before]).toBe(1_000);
+  });
+
+  it('retries every second while the database is away, however long', async () => {
+    const delays: number[] = [];
+    let calls = 0;
+    consumer(
+      {
+        apply: () => {
+          calls += 1;
+          return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+        },
+      },
+      60_000,
+      { sleep: (ms) => (delays.push(ms), new Promise((resolve) => setTimeout(resolve, 5))) },
+    ).start();
+    await write([outcome()]);
+    await until(() => delays.length >= 5);
+    expect(delays.slice(0, 5)).toEqual([1_000, 1_000, 1_000, 1_000, 1_000]);
+    // One transaction per pass: a transient failure of the batch is not retried entry by entry.
+    expect(calls).toBeGreaterThanOrEqual(5);
+    expect(calls).toBeLessThanOrEqual(delays.length + 1);
+  });
+
+  it('cuts a wait between passes short when it closes', async () => {
+    let waiting = false;
+    const started = consumer({ apply: () => Promise.reject(new TypeError('broken')) }, 60_000, {
+      // A wait that only the close can end.
+      sleep: (_ms, signal) =>
+        new Promise((resolve) => {
+          waiting = true;
+          signal.addEventListener('abort', () => resolve(), { once: true });
+        }),
+    });
+    started.start();
+    await write([outcome()]);
+    await until(() => waiting);
+    await started.close();
+    expect(await pendingCount()).toBe(1);
   });
 
   it('keeps what the one-by-one retry did not finish pending when the database goes away during it', async () => {

@@ -23,6 +23,8 @@ export interface OutcomeStreamOptions {
    * path for the CPU: 10 → 100 ms took about 0.6 ms off the single-client p50). Adds at most this much to counter lag.
    */
   lingerMs?: number;
+  /** How the loop waits between passes that failed (tests record the delays instead of sleeping them out). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 export interface OutcomeStreamHooks {
@@ -35,6 +37,11 @@ export interface OutcomeStreamHooks {
   onUnreadable(count: number): void;
   /** An entry that can never be applied, after it was copied to the dead-letter stream and before it is deleted. */
   onDeadLetter(entry: DeadLetter): void;
+  /**
+   * Passes in a row that applied nothing and kept entries pending for an error that is not transient (0 once one
+   * makes progress), and how long the loop now waits before the next: a bug or an outage nobody recognised.
+   */
+  onStalled?(passes: number, delayMs: number): void;
 }
 
 export interface DeadLetter {
@@ -57,6 +64,40 @@ interface Failure {
 }
 
 const RETRY_MS = 1_000;
+/**
+ * The longest wait between stalled passes. Each stalled pass costs a transaction per kept entry (the one-by-one
+ * retry) plus one, so a bug failing every outcome cost ~100 transactions a second at the 1 s retry; doubling up to
+ * this keeps it near 3. It is also the most a poison entry read alone can delay the outcomes that arrive after a quiet
+ * spell (they dead-letter it on the next pass).
+ */
+const MAX_STALLED_RETRY_MS = 30_000;
+
+/** The wait before the next pass after `passes` stalled passes in a row (1 s, doubling, up to 30 s). */
+function stalledRetryMs(passes: number): number {
+  return Math.min(RETRY_MS * 2 ** Math.max(0, passes - 1), MAX_STALLED_RETRY_MS);
+}
+
+/** Thrown by a pass that kept entries pending; `stalled` when it applied nothing and the cause is not transient. */
+class KeptPending extends Error {
+  constructor(
+    readonly reason: unknown,
+    readonly stalled: boolean,
+  ) {
+    super(reason instanceof Error ? reason.message : String(reason));
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 /** Approximate cap (`MAXLEN ~`) of the dead-letter stream: it is for inspection and replay, not an archive. */
 const DEAD_LETTER_MAX_LEN = 10_000;
 
@@ -85,6 +126,10 @@ export class OutcomeStreamConsumer {
   private nextClaimAt = 0;
   /** False at start and after Redis lost the group (a restart without persistence answers NOGROUP). */
   private groupReady = false;
+  /** Stalled passes in a row (see `onStalled`). */
+  private stalledPasses = 0;
+  /** Cuts a wait between passes short at close(). */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly options: OutcomeStreamOptions,
@@ -100,6 +145,7 @@ export class OutcomeStreamConsumer {
   /** Finishes the batch in flight, then stops (within one block interval). */
   async close(): Promise<void> {
     this.running = false;
+    this.closing.abort();
     await this.loop;
   }
 
@@ -121,13 +167,30 @@ export class OutcomeStreamConsumer {
         }
         const entries = await this.next();
         if (entries.length > 0) await this.handle(entries);
-      } catch (error) {
+        this.progressed();
+      } catch (thrown) {
         this.pendingFirst = true;
+        const error = thrown instanceof KeptPending ? thrown.reason : thrown;
         if (error instanceof Error && error.message.includes('NOGROUP')) this.groupReady = false;
         this.hooks.onError(error);
-        if (this.running) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        let delayMs = RETRY_MS;
+        if (thrown instanceof KeptPending && thrown.stalled) {
+          this.stalledPasses += 1;
+          delayMs = stalledRetryMs(this.stalledPasses);
+          this.hooks.onStalled?.(this.stalledPasses, delayMs);
+        } else if (thrown instanceof KeptPending) {
+          // Something applied, or the database is away (retried every second so that it is back soon after it is).
+          this.progressed();
+        }
+        if (this.running) await (this.options.sleep ?? sleep)(delayMs, this.closing.signal);
       }
     }
+  }
+
+  private progressed(): void {
+    if (this.stalledPasses === 0) return;
+    this.stalledPasses = 0;
+    this.hooks.onStalled?.(0, 0);
   }
 
   private async next(): Promise<StreamEntry[]> {
@@ -180,7 +243,9 @@ export class OutcomeStreamConsumer {
    *   version work, so the entry is the problem. When nothing applied, the same failure for every entry is more
    *   likely a bug or an outage we did not recognise than bad data, so the entries stay pending rather than drain
    *   into the dead-letter stream; a lone such entry is retried with new entries beside it (see next).
-   * Kept entries make this throw after the rest is acknowledged, so the loop waits and reads its pending list again.
+   * Kept entries make this throw after the rest is acknowledged, so the loop waits and reads its pending list again:
+   * a second when the cause is transient or something applied, and longer after each pass in a row that applied
+   * nothing (`stalledRetryMs`), so a bug failing every outcome does not become a storm of failing transactions.
    */
   private async handle(entries: StreamEntry[]): Promise<void> {
     const readable: ReadableEntry[] = [];
@@ -192,7 +257,7 @@ export class OutcomeStreamConsumer {
       if (outcome) readable.push({ id, fields, outcome });
       else unreadable += 1;
     }
-    const kept = readable.length > 0 ? await this.apply(readable) : [];
+    const { kept, applied } = readable.length > 0 ? await this.apply(readable) : { kept: [], applied: 0 };
     if (unreadable > 0) this.hooks.onUnreadable(unreadable);
     const keptIds = new Set(kept.map(({ entry }) => entry.id));
     const ids = entries.map(([id]) => id).filter((id) => !keptIds.has(id));
@@ -204,16 +269,23 @@ export class OutcomeStreamConsumer {
         .xdel(streamKey, ...ids)
         .exec();
     }
-    if (kept.length > 0) throw kept[0].error;
+    if (kept.length > 0) {
+      const transient = kept.some(({ error }) => this.hooks.classify(error) === 'transient');
+      throw new KeptPending(kept[0].error, applied === 0 && !transient);
+    }
   }
 
-  /** Applies the entries (see handle); returns the failures to keep pending, after dead-lettering the others. */
-  private async apply(entries: ReadableEntry[]): Promise<Failure[]> {
+  /**
+   * Applies the entries (see handle); answers the failures to keep pending, after dead-lettering the others, and
+   * how many entries applied.
+   */
+  private async apply(entries: ReadableEntry[]): Promise<{ kept: Failure[]; applied: number }> {
     try {
       await this.hooks.apply(entries.map(({ outcome }) => outcome));
-      return [];
+      return { kept: [], applied: entries.length };
     } catch (error) {
-      if (this.hooks.classify(error) === 'transient') return entries.map((entry) => ({ entry, error }));
+      if (this.hooks.classify(error) === 'transient')
+        return { kept: entries.map((entry) => ({ entry, error })), applied: 0 };
     }
     const failures: (Failure & { kind: ApplyErrorKind })[] = [];
     let applied = 0;
@@ -232,7 +304,7 @@ export class OutcomeStreamConsumer {
     }
     const dead = failures.filter(({ kind }) => kind === 'data' || (kind === 'other' && applied > 0));
     await this.deadLetter(dead);
-    return failures.filter((failure) => !dead.includes(failure));
+    return { kept: failures.filter((failure) => !dead.includes(failure)), applied };
   }
 
   private async deadLetter(failures: Failure[]): Promise<void> {

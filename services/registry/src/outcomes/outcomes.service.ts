@@ -10,6 +10,7 @@ import {
   type OutcomeJob,
 } from '@toolhost/queue';
 import type Redis from 'ioredis';
+import type { Gauge } from 'prom-client';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
@@ -26,6 +27,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger('OutcomesService');
   private readonly connection: Redis;
   private readonly consumer: OutcomeStreamConsumer;
+  private readonly stalledPasses: Gauge;
 
   constructor(
     @Inject(REGISTRY_CONFIG) config: RegistryConfig,
@@ -33,6 +35,11 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
     private readonly events: ToolEventsPublisher,
     private readonly metrics: MetricsService,
   ) {
+    // Registered at start, so that dashboards and alerts see 0 rather than no series.
+    this.stalledPasses = metrics.gauge(
+      'toolhost_registry_outcomes_stalled_passes',
+      'Outcome passes in a row that applied nothing for an error that is not a known outage (alert when above 0)',
+    );
     this.connection = createRedis(config.REDIS_URL, 'worker', 'toolhost-registry-outcomes');
     this.consumer = new OutcomeStreamConsumer(
       {
@@ -50,6 +57,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
         onError: (error) => this.logger.warn({ err: messageOf(error) }, 'outcome batch failed'),
         onUnreadable: (count) => this.logger.error({ count }, 'dropped outcome entries this version cannot read'),
         onDeadLetter: (entry) => this.deadLettered(entry),
+        onStalled: (passes, delayMs) => this.stalled(passes, delayMs),
       },
     );
   }
@@ -79,6 +87,18 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
         version: tool.version,
         status: 'disabled',
       });
+    }
+  }
+
+  private stalled(passes: number, delayMs: number): void {
+    this.stalledPasses.set(passes);
+    if (passes > 0) {
+      this.logger.error(
+        { passes, retryInMs: delayMs },
+        'no outcome applied and the error is not a known outage: outcomes are kept pending, retried with backoff',
+      );
+    } else {
+      this.logger.log('outcomes apply again');
     }
   }
 
