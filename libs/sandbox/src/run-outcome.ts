@@ -16,7 +16,12 @@ export function contentOf(result: JsonValue): TextContent[] {
 
 /** Maps a run's end to the outcome the worker reports. pi answers keep their own content; `result` is `details`. */
 export function toOutcome(end: RunEnd, durationMs: number, budgetUsed: number): RunOutcome {
-  if (end.kind === 'failed') return failedOutcome(end.error, end.logs, durationMs, budgetUsed);
+  if (end.kind === 'failed') {
+    return {
+      ...failedOutcome(end.error, end.logs, durationMs, budgetUsed),
+      ...(end.collateral === true ? { collateral: true as const } : {}),
+    };
+  }
   const content =
     end.piContent !== undefined && end.piContent.length > 0
       ? end.piContent.map((text): TextContent => ({ type: 'text', text }))

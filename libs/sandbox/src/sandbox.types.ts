@@ -66,7 +66,18 @@ export type RunOutcome =
       /** Cross-tool calls taken from the budget while this run was in flight (whole tree when shared). */
       budgetUsed: number;
     }
-  | { status: 'failed'; error: RunFailure; logs: string[]; durationMs: number; budgetUsed: number };
+  | {
+      status: 'failed';
+      error: RunFailure;
+      logs: string[];
+      durationMs: number;
+      budgetUsed: number;
+      /**
+       * Ended because another run in its tenant isolate hit a limit (the isolate was disposed with this run in it),
+       * not by its own code: its tool is not to blame.
+       */
+      collateral?: true;
+    };
 
 /** The three accepted code shapes of CONTRACT.md "Tool code". */
 export type CodeShape = 'handle' | 'body' | 'pi';

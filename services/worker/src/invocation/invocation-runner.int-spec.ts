@@ -274,6 +274,24 @@ describe('InvocationRunner with a real sandbox runtime', () => {
       expect(outcomeOf(invocation.id)).not.toHaveProperty('blameless');
     });
 
+    it('counts a caller ended by its callee hitting a limit in their shared isolate as blameless, the callee not', async () => {
+      // Both run in the tenant's isolate; the callee's timeout disposes it, with the caller waiting inside.
+      const looping = addTool('while (true) {}', { timeoutMs: 200 });
+      const caller = addTool(`return await ctx.tools['${looping.toolName}']({});`, {
+        allowedTools: [looping.toolName],
+      });
+      outcomes.length = 0;
+      const invocation = await run(caller);
+      expect(invocation).toMatchObject({
+        status: 'failed',
+        error: { code: 'SANDBOX_CRASH', message: expect.stringContaining('another run hit TIMEOUT') },
+      });
+      expect(outcomeOf(invocation.id)).toMatchObject({ status: 'failed', errorCode: 'SANDBOX_CRASH', blameless: true });
+      const [callee] = nestedOf(invocation.id);
+      expect(callee).toMatchObject({ toolId: looping.id, status: 'failed', errorCode: 'TIMEOUT' });
+      expect(callee).not.toHaveProperty('blameless');
+    });
+
     it('counts a caller that failed on a call the registry could not dispatch as blameless, answered as before', async () => {
       const callee = addTool('return 1;');
       unreachable.add(callee.id);

@@ -199,9 +199,12 @@ export class InvocationRunner {
       logs: outcome?.logs ?? [],
     };
     // Counted as usage but not as a consecutive failure (the registry cannot disable a tool for it): a run that never
-    // started, or one that failed after infrastructure failed under one of its `ctx.tools` calls.
+    // started, one that failed after infrastructure failed under one of its `ctx.tools` calls, and one ended because
+    // another run in its tenant isolate hit a limit (a callee it was waiting on, or any other run of the tenant):
+    // otherwise one broken tool would get its tenant's healthy tools disabled.
     const failedOnInfrastructure = error !== undefined && plan.infrastructureFailedBelow === true;
-    const blameless = failedOnInfrastructure || neverStarted;
+    const collateral = outcome?.status === 'failed' && outcome.collateral === true;
+    const blameless = failedOnInfrastructure || neverStarted || collateral;
     // Its caller gets an error envelope it did not cause: should it fail on it, that is not its tool's doing either.
     if (failedOnInfrastructure && plan.parent) plan.parent.infrastructureFailedBelow = true;
     // A tool that no longer exists has no counters to move.
