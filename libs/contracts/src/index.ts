@@ -1,5 +1,6 @@
 export * from './error-codes';
 export * from './limits';
+export * from './json-depth';
 export * from './tool.types';
 export * from './invocation.types';
 export * from './registry.schemas';

@@ -47,6 +47,15 @@ describe.each(['async', 'sync'] as const)('entry mode %s', (entryMode) => {
     check: noEscape,
   });
 
+  // Too deep for the host's JSON.stringify: refused by the host's check, or, on a sync entry (the isolate runs on a
+  // stack already in use), by the isolate's own JSON.stringify running out of stack first.
+  const RESULT_TOO_DEEP =
+    /^the result is (nested deeper than 128 levels|not JSON-serializable: Maximum call stack size exceeded)$/;
+  const argumentTooDeep = (label: string): RegExp =>
+    new RegExp(
+      `^${label}: the argument is (nested deeper than 128 levels|not JSON-serializable \\(RangeError: Maximum call stack size exceeded\\))$`,
+    );
+
   const FAST = { timeoutMs: 300 };
   // Rows about memory or output, not time: a timeout far above their run time keeps a loaded CI machine from
   // turning their expected code into TIMEOUT.
@@ -311,6 +320,39 @@ describe.each(['async', 'sync'] as const)('entry mode %s', (entryMode) => {
       limits: ROOMY,
     },
     { name: 'a BigInt result', code: 'return { n: 1n }', expect: 'OUTPUT_INVALID' },
+    // Deep enough that an async entry's isolate can write it but the host's JSON.stringify could not (it crashed the
+    // host side of the sandbox).
+    ...[200, 4_500, 12_000].map((depth): Row => ({
+      name: `a result nested ${depth} levels deep`,
+      code: `let v = []; for (let i = 0; i < ${depth}; i++) v = [v]; return v`,
+      expect: 'OUTPUT_INVALID',
+      check: (outcome) => expect(outcome).toMatchObject({ error: { message: expect.stringMatching(RESULT_TOO_DEEP) } }),
+    })),
+    {
+      name: 'a ctx.tools argument and ctx.audit data nested too deep',
+      code: `let v = []; for (let i = 0; i < 4500; i++) v = [v];
+const thrown = [];
+try { await ctx.tools.echo({ v }); } catch (e) { thrown.push(e.message); }
+try { await ctx.audit('deep', v); } catch (e) { thrown.push(e.message); }
+return thrown`,
+      expect: 'succeeded',
+      check: (outcome, bridge) => {
+        expect(outcome).toMatchObject({
+          result: [
+            expect.stringMatching(argumentTooDeep('ctx.tools.echo')),
+            expect.stringMatching(argumentTooDeep('ctx.audit')),
+          ],
+        });
+        expect(bridge.calls).toEqual([]);
+        expect(bridge.audits).toEqual([]);
+      },
+    },
+    {
+      name: 'a ctx.tools answer nested too deep for the host to hand over',
+      code: `try { await ctx.tools.deep({}); return 'answered'; } catch (e) { return e.message; }`,
+      expect: 'succeeded',
+      check: (outcome) => expect(outcome).toMatchObject({ result: 'the answer is nested deeper than 128 levels' }),
+    },
     { name: 'a cyclic result', code: 'const o = {}; o.self = o; return o', expect: 'OUTPUT_INVALID' },
     { name: 'a function result', code: 'return () => 1', expect: 'OUTPUT_INVALID' },
     {
@@ -397,7 +439,11 @@ return state;`;
     });
 
     it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-      const bridge = recordingBridge({ list: () => Promise.resolve([1, 2, 3]) });
+      const bridge = recordingBridge({
+        list: () => Promise.resolve([1, 2, 3]),
+        // An operator's built-in could answer this: deeper than the host's JSON.stringify can write.
+        deep: () => Promise.resolve(Array.from({ length: 6_000 }).reduce<JsonValue>((inner) => [inner], [])),
+      });
       const req: RunRequest = request(row.code, {
         tenantId: 'hostile',
         input: row.input ?? {},

@@ -1,4 +1,10 @@
-import { ErrorCode, type JsonValue } from '@toolhost/contracts';
+import {
+  ErrorCode,
+  jsonTextDepthExceeds,
+  jsonValueDepthExceeds,
+  MAX_JSON_DEPTH,
+  type JsonValue,
+} from '@toolhost/contracts';
 import ivm from 'isolated-vm';
 import { performance } from 'node:perf_hooks';
 import { BudgetExceededError } from './budget-exceeded.error';
@@ -54,6 +60,19 @@ interface ActiveRun {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
+
+/** A `ctx.tools` argument or `ctx.audit` data as the code sent it (JSON text), parsed once its nesting is checked. */
+function parseArgument(label: string, json: string): JsonValue {
+  if (jsonTextDepthExceeds(json))
+    throw new RangeError(`${label}: the argument is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return JSON.parse(json) as JsonValue;
+}
+
+/** What a `ctx.tools` call resolves to, as JSON text for the isolate. */
+function answerJson(value: unknown): string {
+  if (jsonValueDepthExceeds(value)) throw new RangeError(`the answer is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return JSON.stringify(value) ?? 'null';
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -439,11 +458,11 @@ export class TenantIsolate {
           this.budgetExceeded(run);
           return false;
         }
-        this.dispatch(run, callId, () => run.bridge.callTool(a, JSON.parse(b) as JsonValue));
+        this.dispatch(run, callId, () => run.bridge.callTool(a, parseArgument(`ctx.tools.${a}`, b)));
         break;
       case 'audit':
         this.dispatch(run, callId, async () => {
-          await run.bridge.audit(a, b === '' ? undefined : (JSON.parse(b) as JsonValue));
+          await run.bridge.audit(a, b === '' ? undefined : parseArgument('ctx.audit', b));
           return undefined;
         });
         break;
@@ -486,7 +505,19 @@ export class TenantIsolate {
         answer = Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
       answer.then(
-        (value) => this.deliver(run, callId, true, value === undefined ? '' : (JSON.stringify(value) ?? 'null')),
+        (value) => {
+          // An answer the code cannot be given (an operator's built-in answered something too deep to write) is a
+          // throw in the code, not an exception here: thrown from this callback it would be an unhandled rejection,
+          // which ends the process.
+          let json: string;
+          try {
+            json = value === undefined ? '' : answerJson(value);
+          } catch (error) {
+            this.deliver(run, callId, false, messageOf(error));
+            return;
+          }
+          this.deliver(run, callId, true, json);
+        },
         (error: unknown) => {
           if (error instanceof BudgetExceededError) {
             this.budgetExceeded(run, error.limit);
@@ -511,6 +542,13 @@ export class TenantIsolate {
       this.finish(run, {
         kind: 'failed',
         error: { code: ErrorCode.OUTPUT_INVALID, message: `the result is larger than ${maxResultBytes} bytes` },
+      });
+      return;
+    }
+    if (jsonTextDepthExceeds(resultJson)) {
+      this.finish(run, {
+        kind: 'failed',
+        error: { code: ErrorCode.OUTPUT_INVALID, message: `the result is nested deeper than ${MAX_JSON_DEPTH} levels` },
       });
       return;
     }

@@ -163,6 +163,28 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect(text.body.error.code).toBe('BAD_REQUEST');
     });
 
+    it('answers 400 BAD_REQUEST for an input nested deeper than 128 levels, and takes 128', async () => {
+      // 5,000 levels overflowed the stack of the gateway's JSON.stringify: 500 INTERNAL.
+      for (const depth of [129, 5_000]) {
+        const deep = await call(url, 'POST', '/v1/invocations', {
+          key: keys.invoker,
+          raw: `{"tool": "${formatter.id}", "input": {"amount": 1, "currency": "USD", "mode": ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}}`,
+        });
+        expect(deep.status).toBe(400);
+        expect(deep.body.error).toMatchObject({
+          code: 'BAD_REQUEST',
+          message: 'input is nested deeper than 128 levels',
+          details: { limitDepth: 128 },
+        });
+      }
+      // The input object is the first level: 127 more fit (the formatter's schema takes any mode).
+      const fits = await call(url, 'POST', '/v1/invocations', {
+        key: keys.invoker,
+        raw: `{"tool": "${formatter.id}", "input": {"amount": 1, "currency": "USD", "mode": ${'['.repeat(127)}${']'.repeat(127)}}}`,
+      });
+      expect(fits.status).toBe(200);
+    });
+
     it('answers 413 for an input over 1 MiB and for a body over the body limit', async () => {
       const big = { amount: 1, currency: 'USD', mode: 'x'.repeat(1024 * 1024) };
       const overInput = await invoke({ tool: formatter.id, input: big });

@@ -101,7 +101,8 @@ export function gatewayOpenApiDocument(): Schema {
               $ref: '#/components/schemas/InvocationAccepted',
             }),
             400: error(
-              "BAD_REQUEST (malformed body, unknown field) or VALIDATION_FAILED (input vs. the tool's schema)",
+              'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels) or VALIDATION_FAILED ' +
+                "(input vs. the tool's schema)",
             ),
             404: error('TOOL_NOT_FOUND: unknown id, or another tenant’s'),
             409: error('TOOL_DISABLED'),
