@@ -156,8 +156,41 @@ it('several problems at once are all named', async () => {
   expect(response.body.error.details.length).toBeGreaterThanOrEqual(1);
 });
 
+it('a NUL character or an unpaired surrogate anywhere in a body, named by its path', async () => {
+  // Postgres refuses both (NUL in text and jsonb, the surrogate in jsonb): these answered 500 from the database.
+  const cases: [unknown, string][] = [
+    [toolBody({ title: 'a\u0000b' }), '/title'],
+    [toolBody({ description: 'd\ud800' }), '/description'],
+    [toolBody({ code: 'return "\u0000";' }), '/code'],
+    [
+      toolBody({ inputSchema: { type: 'object', properties: { 'a\u0000': { type: 'string' } } } }),
+      '/inputSchema/properties/a\u0000',
+    ],
+    [toolBody({ inputSchema: { type: 'object', description: 'x\udc00y' } }), '/inputSchema/description'],
+  ];
+  for (const [body, path] of cases) {
+    const response = await post(body);
+    expect400(response, 'VALIDATION_FAILED', /contains a NUL character or an unpaired surrogate/);
+    expect(response.body.error.details).toEqual([{ path, message: expect.any(String) }]);
+  }
+  const tenantName = await registry.http.post('/v1/tenants', registry.adminKey, { name: 'a\u0000b' });
+  expect400(tenantName, 'VALIDATION_FAILED', /name contains a NUL character/);
+  // A surrogate pair is one character, and stores.
+  const emoji = await post(toolBody({ title: `Emoji \ud83d\ude00 ${Date.now()}` }));
+  expect(emoji.status).toBe(201);
+});
+
+it('a body nested deeper than 128 levels', async () => {
+  // Written by hand: JSON.stringify overflows its stack at this depth (as the registry's own code would have).
+  const depth = 5_000;
+  const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + '}}'.repeat(depth);
+  const raw = JSON.stringify(toolBody({ inputSchema: 'DEEP' })).replace('"DEEP"', schema);
+  const response = await registry.http.request('POST', '/v1/tools', { key: tenant.key, raw });
+  expect400(response, 'VALIDATION_FAILED', /the body is nested deeper than 128 levels/);
+});
+
 it('nothing invalid was stored', async () => {
   const list = await registry.http.get('/v1/tools', tenant.key);
-  // Only the two valid creates of this file (draft-07, limits at the caps) exist.
-  expect(list.body.items).toHaveLength(2);
+  // Only the valid creates of this file (draft-07, limits at the caps, the surrogate pair) exist.
+  expect(list.body.items).toHaveLength(3);
 });

@@ -1,4 +1,5 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { jsonValueDepthExceeds, MAX_JSON_DEPTH } from '@toolhost/contracts';
 import { RegistryError, type FieldProblem } from '../errors/registry.error';
 
 // One ajv instance for the registry's own request schemas (fixed, few): compiled once at startup.
@@ -52,8 +53,45 @@ export class BodyValidator<T> {
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw RegistryError.invalidBody([{ path: '', message: 'the request body must be a JSON object' }], true);
     }
-    if (this.validate(body)) return body;
-    const { problems, unknownField } = problemsOf(this.validate.errors ?? []);
-    throw RegistryError.invalidBody(problems, unknownField);
+    // Before ajv and everything after it recurse into the body (JSON.stringify overflows a few thousand levels down).
+    if (jsonValueDepthExceeds(body)) {
+      throw RegistryError.invalidBody([
+        { path: '', message: `the body is nested deeper than ${MAX_JSON_DEPTH} levels` },
+      ]);
+    }
+    if (!this.validate(body)) {
+      const { problems, unknownField } = problemsOf(this.validate.errors ?? []);
+      throw RegistryError.invalidBody(problems, unknownField);
+    }
+    const unstorable = unstorablePath(body, '');
+    if (unstorable !== undefined) {
+      throw RegistryError.invalidBody([
+        { path: unstorable, message: 'contains a NUL character or an unpaired surrogate, which cannot be stored' },
+      ]);
+    }
+    return body;
   }
+}
+
+// `/\p{Cs}/u` matches only unpaired surrogates (a pair is one code point).
+const UNSTORABLE = /\0|\p{Cs}/u;
+
+/**
+ * The JSON pointer of the first string (or key) Postgres would refuse: NUL in `text` and `jsonb`, and an unpaired
+ * surrogate in `jsonb` (JSON.stringify writes it as a `\udXXX` escape). A tool's title, code, schema or a tenant's
+ * name with one answered 500 from the database; they are the caller's to fix, so 400 names where.
+ */
+function unstorablePath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((item, index) => [String(index), item])
+    : Object.entries(value);
+  for (const [key, inner] of entries) {
+    const at = `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    if (!Array.isArray(value) && UNSTORABLE.test(key)) return at;
+    const found = unstorablePath(inner, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
