@@ -223,6 +223,21 @@ return out`;
       expect(bridge.audits).toEqual([{ event: 'charged', data: { amount: 5 } }, { event: 'plain' }]);
     });
 
+    it('ctx.audit refuses an event name the worker would refuse, without a host round trip', async () => {
+      const bridge = recordingBridge();
+      const code = `const refused = [];
+for (const event of ['', 'x'.repeat(101), 42]) {
+  try { await ctx.audit(event); } catch (e) { refused.push(e.message); }
+}
+await ctx.audit('x'.repeat(100));
+return refused`;
+      const outcome = expectSucceeded(await runtime.run(request(code), bridge));
+      expect(outcome.result).toEqual(
+        Array(3).fill('ctx.audit(event, data): event must be a string of 1 to 100 characters'),
+      );
+      expect(bridge.audits).toEqual([{ event: 'x'.repeat(100) }]);
+    });
+
     it('console.* is captured in order, with levels', async () => {
       const code =
         "console.log('a', 1, { b: 2 }); console.info('i'); console.debug('d'); console.warn('w'); console.error(new TypeError('e')); return 1";

@@ -19,6 +19,7 @@ const problemsJson = (problems: InputProblem[]): JsonValue =>
   problems.map((problem) => ({ path: problem.path, message: problem.message }));
 
 const MAX_AUDIT_ROWS_PER_RUN = 100;
+/** The sandbox refuses longer names itself (isolate-prelude.js.txt), before a host round trip. */
 const MAX_AUDIT_EVENT_LENGTH = 100;
 const MAX_AUDIT_DATA_BYTES = 16 * 1024;
 
