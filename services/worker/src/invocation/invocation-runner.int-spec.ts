@@ -127,6 +127,34 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     expect(rootOutcome?.audit.map((a) => a.event)).toEqual(['tool.call', 'tool.call', 'done']);
   });
 
+  it("masks the tool's secret values in its error, logs and audit data, not in its result", async () => {
+    const secrets = { API_KEY: 'sk-live-4f9a2c', REGION: 'eu' };
+    const leaky = addTool(
+      `console.log('calling with ' + env.API_KEY + ' in ' + env.REGION);
+       await ctx.audit('call ' + env.API_KEY, { key: env.API_KEY, nested: [{ [env.API_KEY]: 1 }] });
+       if (input.fail) throw new Error('rejected key ' + env.API_KEY);
+       return { echoed: env.API_KEY };`,
+      { secrets },
+    );
+    outcomes.length = 0;
+    const failed = await run(leaky, { fail: true });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'USER_ERROR', message: expect.stringContaining('rejected key ***') },
+      // Two characters are too short to mask without destroying logs.
+      logs: ['calling with *** in eu'],
+    });
+    const failedOutcome = outcomes.find((o) => o.invocationId === failed.id);
+    expect(failedOutcome?.errorMessage).toContain('rejected key ***');
+    expect(failedOutcome?.audit).toEqual([
+      expect.objectContaining({ event: 'call ***', data: { key: '***', nested: [{ '***': 1 }] } }),
+    ]);
+    expect(JSON.stringify([failed, failedOutcome])).not.toContain(secrets.API_KEY);
+
+    const succeeded = await run(leaky);
+    expect(succeeded).toMatchObject({ status: 'succeeded', result: { echoed: secrets.API_KEY } });
+  });
+
   it('settles the tree only once a nested run its caller did not wait for has ended and been written', async () => {
     const slow = addTool('const t = Date.now(); while (Date.now() - t < 300) {} return 2;');
     const caller = addTool(`ctx.tools['${slow.toolName}']({}); return 1;`, { allowedTools: [slow.toolName] });

@@ -15,6 +15,7 @@ import type { ToolCatalog } from '../registry/tool-catalog';
 import type { SandboxRunner } from '../sandbox/sandbox-runner';
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import type { AuditLog, RunPlan } from './run-plan';
+import { SecretMask } from './secret-mask';
 import { ToolCallBridge } from './tool-call-bridge';
 
 export interface RunnerLimits {
@@ -117,7 +118,7 @@ export class InvocationRunner {
       this.schemas,
       (nested) => this.runNested(nested),
     );
-    const outcome = await this.sandbox.run(
+    const ran = await this.sandbox.run(
       {
         tenantId: plan.tenantId,
         toolId: plan.toolId,
@@ -138,6 +139,9 @@ export class InvocationRunner {
       bridge,
       plan.budget,
     );
+    const mask = new SecretMask(tool.secrets);
+    const outcome = mask.outcome(ran);
+    mask.audits(audits);
     if (outcome.status === 'succeeded' && tool.outputSchema) {
       // Output validators live under their own key: the input validator of this version is cached as `${id}@version`.
       const check = this.schemas.check(`${tool.id}:output`, tool.version, tool.outputSchema, outcome.result);

@@ -1,0 +1,32 @@
+import { SecretMask } from './secret-mask';
+
+describe('SecretMask', () => {
+  it('masks a secret that contains another one whole', () => {
+    const mask = new SecretMask({ SHORT: 'abcd', LONG: 'abcd-efgh' });
+    expect(mask.text('x abcd-efgh y abcd z')).toBe('x *** y *** z');
+  });
+
+  it('leaves values under four characters alone, and text without secrets as it is', () => {
+    const mask = new SecretMask({ FLAG: 'on', KEY: 'secret-key' });
+    expect(mask.text('flag on, key secret-key')).toBe('flag on, key ***');
+    expect(new SecretMask({}).text('secret-key')).toBe('secret-key');
+  });
+
+  it('masks a failed outcome’s message and logs, and keeps the rest', () => {
+    const mask = new SecretMask({ KEY: 'secret-key' });
+    const outcome = mask.outcome({
+      status: 'failed',
+      error: { code: 'USER_ERROR', message: 'bad secret-key', details: { line: 1 } },
+      logs: ['using secret-key'],
+      durationMs: 3,
+      budgetUsed: 0,
+    });
+    expect(outcome).toEqual({
+      status: 'failed',
+      error: { code: 'USER_ERROR', message: 'bad ***', details: { line: 1 } },
+      logs: ['using ***'],
+      durationMs: 3,
+      budgetUsed: 0,
+    });
+  });
+});
