@@ -127,6 +127,7 @@ export class TenantIsolate {
       const target: { instance?: TenantIsolate } = {};
       const send = new ivm.Callback((...args: unknown[]) => target.instance?.onMessage(args) ?? false);
       context.global.setSync('__toolhost_send', send);
+      context.global.setSync('__toolhost_memory_mb', memoryMb);
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
       const api: unknown = isolate
         .compileScriptSync(preludeSource(), { filename: 'toolhost-runtime.js' })
