@@ -28,6 +28,7 @@ export class WorkerRuntime {
   private readonly producer: Redis;
   private readonly outcomes: OutcomePublisher;
   private readonly toolChanges: ToolChangeSubscriber;
+  private readonly builtins: BuiltinRegistry;
   private readonly processor: InvocationProcessor;
   private started = false;
 
@@ -47,8 +48,8 @@ export class WorkerRuntime {
     const operator = config.BUILTIN_TOOLS_URL
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
       : undefined;
-    const builtins = new BuiltinRegistry([new CalculateBuiltin()], operator);
-    const runner = new InvocationRunner(this.catalog, sandbox, builtins, schemas, this.outcomes, {
+    this.builtins = new BuiltinRegistry([new CalculateBuiltin()], operator);
+    const runner = new InvocationRunner(this.catalog, sandbox, this.builtins, schemas, this.outcomes, {
       wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
       toolCallBudget: config.TOOL_CALL_BUDGET,
     });
@@ -105,6 +106,7 @@ export class WorkerRuntime {
     await this.processor.close();
     await this.outcomes.drain();
     await this.sandbox.close();
+    await this.builtins.close();
     await this.toolChanges.close();
     await Promise.allSettled([this.producer.quit(), this.queueConnection.quit()]);
   }

@@ -19,4 +19,8 @@ export class BuiltinRegistry {
   get localNames(): string[] {
     return [...this.local.keys()];
   }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.local.values()].map((tool) => tool.close?.() ?? Promise.resolve()));
+  }
 }

@@ -7,4 +7,6 @@ export interface BuiltinTool {
   readonly description: string;
   readonly inputSchema: { type: 'object'; [key: string]: JsonValue };
   call(input: JsonValue, context: RunContext): Promise<JsonValue>;
+  /** Releases what the tool holds (a thread) at shutdown. */
+  close?(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { CalculateBuiltin } from './calculate.builtin';
 
 describe('CalculateBuiltin', () => {
   const calculate = new CalculateBuiltin();
+  afterAll(() => calculate.close());
 
   it.each([
     ['1 + 2 * 3', 7],
@@ -51,8 +52,34 @@ describe('CalculateBuiltin', () => {
     ['(5 cm).to("inch")', 'calling a method is not available'],
     ['a = [1, 2]; a[1] = 5', 'assigning to a part of a value is not available'],
     ['undefinedName + 1', '"undefinedName" is not available'],
+    // The scope is looked up before mathjs's namespace: an alias under an allowed name would call anything.
+    ['0 ? (config = 1) : 0; sin = config; sin({number: "Fraction"})', 'assigning to "config" is not available'],
+    ['false and (evaluate = 1); cos = evaluate; cos("f(x) = x; f(2)")', 'assigning to "evaluate" is not available'],
+    ['0 ? (createUnit = 1) : 0', 'assigning to "createUnit" is not available'],
+    ['sin = 1; sin(2)', 'assigning to "sin" is not available'],
+    ['pi = 3', 'assigning to "pi" is not available'],
+    ['x = zeros; 1', '"zeros" as a value is not available'],
   ])('refuses %s before evaluating it', async (expression, message) => {
     await expect(calculate.call({ expression })).rejects.toThrow(message);
+  });
+
+  it('stops an expression that computes for too long, and evaluates the next one on a fresh thread', async () => {
+    const quick = new CalculateBuiltin({ timeoutMs: 300 });
+    try {
+      // Allowed syntax only: the outer product of 440 ones raised to a power took 44 s on the event loop.
+      const ones = Array(440).fill(1).join(',');
+      await expect(
+        quick.call({ expression: `a = [${ones}]; b = transpose([a]) * [a]; size(b^2147483647)` }),
+      ).rejects.toThrow('the expression ran longer than 300 ms');
+      expect(await quick.call({ expression: '6 * 7' })).toEqual({ result: 42 });
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('evaluates concurrent calls one at a time, each answered with its own result', async () => {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => calculate.call({ expression: `${i} * 2` })));
+    expect(answers).toEqual(Array.from({ length: 20 }, (_, i) => ({ result: i * 2 })));
   });
 
   it('keeps one caller from changing what the next one computes', async () => {

@@ -1,19 +1,19 @@
 import { all, create, type MathNode } from 'mathjs';
 import type { JsonValue } from '@toolhost/contracts';
 import { BuiltinInputError } from './builtin-input.error';
+import { ExpressionThread } from './expression-thread';
 import type { BuiltinTool } from './builtin-tool';
 
 const MAX_EXPRESSION_LENGTH = 1_000;
 
 /**
  * What an expression may call: arithmetic, elementary and trigonometric functions, statistics and linear algebra
- * on the arrays it writes out. Each of these does work bounded by the expression's length, because `calculate` runs
- * synchronously on the executor's event loop, shared by every tenant's runs: a loop there is not stopped by any
- * isolate's limit. So this is an allowlist, not mathjs's list of dangerous functions: that list (import, evaluate,
- * range, zeros…) left out function definitions (`fib(n) = … fib(n-1) …`: a recursion that stalled the executor
- * for every tenant until the watchdog killed it), `config` (one tenant switched every tenant's numbers to
- * fractions), and functions whose cost grows with their arguments' values (`combinations(1e9, 5e8)`,
- * `isPrime(2^53 - 111)`, `fraction(1, 3)^1e9`, `factorial(bignumber(1e9))`).
+ * on the arrays it writes out. An allowlist, checked on the parsed expression before it is evaluated, because the
+ * mathjs instance outlives the call: mathjs's list of dangerous functions (import, evaluate, range, zeros…) left out
+ * `config` (one tenant switched every tenant's numbers to fractions), `createUnit` through an alias, function
+ * definitions, and functions whose cost grows with their arguments' values (`combinations(1e9, 5e8)`,
+ * `isPrime(2^53 - 111)`, `fraction(1, 3)^1e9`, `factorial(bignumber(1e9))`). What an allowed expression computes
+ * is bounded by the thread it runs on (ExpressionThread: time and memory), not by this list.
  */
 const FUNCTIONS = new Set([
   'abs',
@@ -110,7 +110,7 @@ const FUNCTIONS = new Set([
   'size',
 ]);
 
-/** Operators, by the function they call; all bounded (a matrix power squares at most 32 times). */
+/** Operators, by the function they call. */
 const OPERATORS = new Set([
   'add',
   'subtract',
@@ -170,7 +170,7 @@ const REFUSED_SYNTAX: Record<string, string> = {
   RangeNode: 'ranges (a:b)',
 };
 
-// One instance, never changed after this: nothing an expression may call reaches its configuration or namespace.
+// For parsing and checking only; expressions are evaluated on ExpressionThread's own instance.
 const math = create(all);
 
 function refuse(what: string): never {
@@ -185,15 +185,19 @@ function check(node: MathNode, variables: Set<string>): void {
       return;
     case 'SymbolNode': {
       const { name } = node as unknown as { name: string };
-      if (CONSTANTS.has(name) || variables.has(name) || math.Unit.isValuelessUnit(name)) return;
-      // A function as a value (`f = combinations; f(1e9, 5e8)`) would get around the list; anything else is unknown.
-      refuse(name in math ? `"${name}" as a value` : `"${name}"`);
+      if (CONSTANTS.has(name)) return;
+      // A function as a value (`f = combinations; f(1e9, 5e8)`) would get around the list.
+      if (name in math) refuse(`"${name}" as a value`);
+      if (variables.has(name) || math.Unit.isValuelessUnit(name)) return;
+      refuse(`"${name}"`);
       break;
     }
     case 'FunctionNode': {
       const { fn, args } = node as unknown as { fn: MathNode; args: MathNode[] };
       const name = fn.type === 'SymbolNode' ? (fn as unknown as { name: string }).name : undefined;
-      if (name === undefined || !FUNCTIONS.has(name)) refuse(name === undefined ? 'calling a method' : `${name}()`);
+      if (name === undefined) refuse('calling a method');
+      // Variables never shadow a function (see AssignmentNode), so the name is mathjs's own function.
+      if (!FUNCTIONS.has(name) || variables.has(name)) refuse(`${name}()`);
       return children(args);
     }
     case 'OperatorNode': {
@@ -222,8 +226,13 @@ function check(node: MathNode, variables: Set<string>): void {
     case 'AssignmentNode': {
       const { object, index, value } = node as unknown as { object: MathNode; index: MathNode | null; value: MathNode };
       if (object.type !== 'SymbolNode' || index) refuse('assigning to a part of a value');
+      const { name } = object as unknown as { name: string };
+      // The scope is looked up before mathjs's namespace: `0 ? (config = 1) : 0; sin = config; sin(…)` called
+      // config() under an allowed name. A variable may not take the name of a function or a constant (it may shadow
+      // a unit: `b = 2` is a variable, not a bit, within this expression).
+      if (name in math || CONSTANTS.has(name)) refuse(`assigning to "${name}"`);
       check(value, variables);
-      variables.add((object as unknown as { name: string }).name);
+      variables.add(name);
       return;
     }
     case 'BlockNode':
@@ -236,7 +245,12 @@ function check(node: MathNode, variables: Set<string>): void {
   }
 }
 
-/** `calculate({expression})` → `{result}`: arithmetic on mathjs's parser, never `eval`. */
+export interface CalculateOptions {
+  /** How long one expression may compute (on its own thread). */
+  timeoutMs?: number;
+}
+
+/** `calculate({expression})` → `{result}`: arithmetic on mathjs's parser, never `eval`, off the event loop. */
 export class CalculateBuiltin implements BuiltinTool {
   readonly name = 'calculate';
   readonly description = 'Evaluates a mathematical expression, e.g. "(1.07 ^ 5 - 1) * 100" or "sqrt(2) * 3 cm to mm".';
@@ -246,34 +260,33 @@ export class CalculateBuiltin implements BuiltinTool {
     required: ['expression'],
     additionalProperties: false,
   };
+  private readonly thread: ExpressionThread;
 
-  call(input: JsonValue): Promise<JsonValue> {
+  constructor(options: CalculateOptions = {}) {
+    this.thread = new ExpressionThread({
+      timeoutMs: options.timeoutMs ?? 500,
+      memoryMb: 64,
+      maxQueued: 256,
+      maxResultChars: 64 * 1024,
+    });
+  }
+
+  async call(input: JsonValue): Promise<JsonValue> {
     const expression =
       typeof input === 'object' && input !== null && !Array.isArray(input) ? input.expression : undefined;
     if (typeof expression !== 'string' || expression.length === 0 || expression.length > MAX_EXPRESSION_LENGTH) {
-      return Promise.reject(
-        new BuiltinInputError(`expression must be a string of 1 to ${MAX_EXPRESSION_LENGTH} characters`),
-      );
+      throw new BuiltinInputError(`expression must be a string of 1 to ${MAX_EXPRESSION_LENGTH} characters`);
     }
-    let value: unknown;
     try {
-      const node = math.parse(expression);
-      check(node, new Set());
-      // A scope of its own per call: variables never outlive the expression.
-      value = node.compile().evaluate(new Map());
+      check(math.parse(expression), new Set());
+      return { result: await this.thread.evaluate(expression) };
     } catch (error) {
-      if (error instanceof BuiltinInputError) return Promise.reject(error);
-      return Promise.reject(new BuiltinInputError(error instanceof Error ? error.message : 'invalid expression'));
+      if (error instanceof BuiltinInputError) throw error;
+      throw new BuiltinInputError(error instanceof Error ? error.message : 'invalid expression');
     }
-    // A block (`r = 2; pi r^2`) answers each statement's value: the last one is the answer.
-    if (math.isResultSet(value)) value = (value as unknown as { entries: unknown[] }).entries.at(-1) ?? null;
-    if (value === null || value === undefined) return Promise.resolve({ result: null });
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) return Promise.resolve({ result: String(value) });
-      return Promise.resolve({ result: value });
-    }
-    if (typeof value === 'boolean') return Promise.resolve({ result: value });
-    // Units, complex numbers, arrays, objects: their canonical text (String() would make an object "[object Object]").
-    return Promise.resolve({ result: math.format(value) });
+  }
+
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }

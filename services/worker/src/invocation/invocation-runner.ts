@@ -118,6 +118,7 @@ export class InvocationRunner {
       this.schemas,
       (nested) => this.runNested(nested),
     );
+    plan.callsAnswered = () => bridge.idle();
     const ran = await this.sandbox.run(
       {
         tenantId: plan.tenantId,
@@ -213,23 +214,28 @@ export class InvocationRunner {
     if (failedOnInfrastructure && plan.parent) plan.parent.infrastructureFailedBelow = true;
     // A tool that no longer exists has no counters to move.
     if (error?.code !== ErrorCode.TOOL_NOT_FOUND) {
-      plan.outcomes.add({
-        v: 1,
-        invocationId: plan.invocationId,
-        ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
-        tenantId: plan.tenantId,
-        toolId: plan.toolId,
-        version: plan.version,
-        status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
-        ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
-        ...(blameless ? { blameless: true as const } : {}),
-        durationMs,
-        context: plan.context,
-        inputSha256: sha256(plan.input),
-        audit: audits,
-        startedAt: startedAt.toISOString(),
-        finishedAt: finishedAt.toISOString(),
-      });
+      const report = (): void =>
+        plan.outcomes.add({
+          v: 1,
+          invocationId: plan.invocationId,
+          ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
+          tenantId: plan.tenantId,
+          toolId: plan.toolId,
+          version: plan.version,
+          status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
+          ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
+          ...(blameless ? { blameless: true as const } : {}),
+          durationMs,
+          context: plan.context,
+          inputSha256: sha256(plan.input),
+          audit: audits,
+          startedAt: startedAt.toISOString(),
+          finishedAt: finishedAt.toISOString(),
+        });
+      // Calls the code left running (budget spent under Promise.all, never awaited) still add their audit rows:
+      // the outcome is written once they are answered, and the tree's settle() waits for that.
+      if (plan.callsAnswered === undefined) report();
+      else void plan.outcomes.track(plan.callsAnswered().then(report));
     }
     return invocation;
   }

@@ -28,6 +28,8 @@ export interface RunPlan {
    * this run is then not counted against its tool (its outcome is `blameless`).
    */
   infrastructureFailedBelow?: boolean;
+  /** Resolves once every `ctx.tools` call of this run has been answered; set when its bridge exists. */
+  callsAnswered?: () => Promise<void>;
 }
 
 /** Audit rows collected during one run, written with its outcome. */

@@ -50,7 +50,31 @@ export class ToolCallBridge implements ToolBridge {
     private readonly runNested: NestedRun,
   ) {}
 
+  /** Calls dispatched and not answered yet (their audit rows are still to come). */
+  private inFlight = 0;
+  private whenIdle: (() => void)[] = [];
+
+  /**
+   * Resolves once no call is in flight. A run can end with calls still going (its budget ran out under
+   * `Promise.all`, it never awaited them): its outcome waits for them, or their `tool.call` audit rows would miss it.
+   * Bounded by the calls' own limits (the callee's wall clock, the built-ins' timeouts).
+   */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.whenIdle.push(resolve));
+  }
+
   async callTool(name: string, input: JsonValue): Promise<ToolCallAnswer> {
+    this.inFlight += 1;
+    try {
+      return await this.callAndAudit(name, input);
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const wake of this.whenIdle.splice(0)) wake();
+    }
+  }
+
+  private async callAndAudit(name: string, input: JsonValue): Promise<ToolCallAnswer> {
     const callIndex = this.callIndex++;
     let answer: ToolCallAnswer;
     try {
