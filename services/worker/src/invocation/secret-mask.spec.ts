@@ -12,6 +12,25 @@ describe('SecretMask', () => {
     expect(new SecretMask({}).text('secret-key')).toBe('secret-key');
   });
 
+  it('masks a secret as JSON escapes it inside a string', () => {
+    const mask = new SecretMask({ KEY: 'pa"ss\\word' });
+    expect(mask.text(JSON.stringify({ key: 'pa"ss\\word' }))).toBe('{"key":"***"}');
+    expect(mask.text('raw pa"ss\\word')).toBe('raw ***');
+  });
+
+  it('masks a failed outcome’s message, details and logs, and keeps the rest', () => {
+    const mask = new SecretMask({ KEY: 'secret-key' });
+    expect(
+      mask.outcome({
+        status: 'failed',
+        error: { code: 'USER_ERROR', message: 'secret-key: boom', details: { name: 'secret-key', line: 2 } },
+        logs: [],
+        durationMs: 1,
+        budgetUsed: 0,
+      }),
+    ).toMatchObject({ error: { message: '***: boom', details: { name: '***', line: 2 } } });
+  });
+
   it('masks a failed outcome’s message and logs, and keeps the rest', () => {
     const mask = new SecretMask({ KEY: 'secret-key' });
     const outcome = mask.outcome({

@@ -13,16 +13,19 @@ const MASK = '***';
  * registry keeps it as the tool's `lastError`, which `GET /v1/tools/{id}` answers to anyone with `tools:read`), the
  * logs, and `ctx.audit` data. Secrets are write-only in the contract; code that throws or logs one (`throw new
  * Error('bad key ' + env.API_KEY)`) would otherwise hand it back. The result is the tool's answer to its caller and
- * is left as it is. As in CI logs, a value is masked only where it appears verbatim.
+ * is left as it is. As in CI logs, a value is masked where it appears verbatim (or JSON-escaped), not when the
+ * code transforms it (encodes, splits, truncates it): masking hides accidents, it cannot stop code set on leaking.
  */
 export class SecretMask {
   private readonly values: string[];
 
   constructor(secrets: Record<string, string>) {
-    // Longest first, so a secret containing another is masked whole.
-    this.values = Object.values(secrets)
+    // Each also as JSON writes it inside a string (a secret with a quote or a backslash, logged as part of an object,
+    // does not appear verbatim). Longest first, so a secret containing another is masked whole.
+    const forms = Object.values(secrets)
       .filter((value) => value.length >= MIN_MASKED_LENGTH)
-      .sort((a, b) => b.length - a.length);
+      .flatMap((value) => [value, JSON.stringify(value).slice(1, -1)]);
+    this.values = [...new Set(forms)].sort((a, b) => b.length - a.length);
   }
 
   text(value: string): string {
@@ -35,7 +38,10 @@ export class SecretMask {
     if (this.values.length === 0) return outcome;
     const logs = outcome.logs.map((line) => this.text(line));
     if (outcome.status === 'succeeded') return { ...outcome, logs };
-    return { ...outcome, logs, error: { ...outcome.error, message: this.text(outcome.error.message) } };
+    const error = { ...outcome.error, message: this.text(outcome.error.message) };
+    // A thrown error's name (and anything else the sandbox reports about it) is the code's choice too.
+    if (outcome.error.details !== undefined) error.details = this.json(outcome.error.details);
+    return { ...outcome, logs, error };
   }
 
   /** Masks the audit rows in place (the bridge keeps appending to the same log). */
