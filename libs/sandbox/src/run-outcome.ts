@@ -19,7 +19,7 @@ export function toOutcome(end: RunEnd, durationMs: number, budgetUsed: number): 
   if (end.kind === 'failed') {
     return {
       ...failedOutcome(end.error, end.logs, durationMs, budgetUsed),
-      ...(end.collateral === true ? { collateral: true as const } : {}),
+      ...(end.collateral === true || end.blameless === true ? { blameless: true as const } : {}),
     };
   }
   const content =

@@ -357,7 +357,39 @@ return refused`;
         recordingBridge(),
       );
       expect(expectFailed(outcome, 'TIMEOUT').error.message).toContain('wall clock');
+      // Its code did not run long (its CPU time is bounded by timeoutMs): the time went to waiting.
+      expect(outcome).toMatchObject({ blameless: true });
       expectSucceeded(await runtime.run(request('return 1'), recordingBridge()));
+    });
+
+    it('does not blame the run whose allocation crossed an isolate limit that another run holds', async () => {
+      const limits = { memoryMb: 64, timeoutMs: 5_000 } as never;
+      // Arrays of 8,000 numbers (64 KB): the hog keeps 1,000, the grower 700; each fits in 64 MB alone, not together.
+      const keep = (n: number): string =>
+        `const kept = []; for (let i = 0; i < ${n}; i++) kept.push(new Array(8e3).fill(i));`;
+      let hogWaiting = (): void => undefined;
+      const waiting = new Promise<void>((resolve) => (hogWaiting = resolve));
+      const hog = runtime.run(
+        request(`${keep(1_000)} await ctx.tools.never({}); return kept.length`, {
+          tenantId: 'memory-neighbours',
+          limits,
+        }),
+        recordingBridge({
+          never: () => {
+            hogWaiting();
+            return new Promise(() => undefined);
+          },
+        }),
+      );
+      await waiting;
+      const grower = runtime.run(
+        request(`${keep(700)} return kept.length`, { tenantId: 'memory-neighbours', limits }),
+        recordingBridge(),
+      );
+      // The hog ends with its isolate, blameless (it used the bridge, so it is not run again).
+      expect(expectFailed(await hog, 'SANDBOX_CRASH')).toMatchObject({ blameless: true });
+      // The grower crossed the limit with the hog beside it: retried alone, it fits.
+      expect(expectSucceeded(await grower).result).toBe(700);
     });
 
     it('CPU time after an await counts against the timeout', async () => {

@@ -73,10 +73,11 @@ export type RunOutcome =
       durationMs: number;
       budgetUsed: number;
       /**
-       * Ended because another run in its tenant isolate hit a limit (the isolate was disposed with this run in it),
-       * not by its own code: its tool is not to blame.
+       * Its end cannot be put down to its own code: another run in its tenant isolate hit a limit (the isolate was
+       * disposed with this run in it), it crossed the isolate's memory limit with other runs in the isolate (any of
+       * them may hold the memory), or the wall clock passed while it waited (for the isolate, or on a ctx call).
        */
-      collateral?: true;
+      blameless?: true;
     };
 
 /** The three accepted code shapes of CONTRACT.md "Tool code". */

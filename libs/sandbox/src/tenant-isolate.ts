@@ -342,10 +342,14 @@ export class TenantIsolate {
   private entryFailed(run: ActiveRun, error: unknown): void {
     const message = messageOf(error);
     if (/memory limit/i.test(message)) {
+      // The limit is the isolate's: with other runs in it, the one whose allocation crossed it need not be the one
+      // holding the memory. It ends like its neighbours, and is retried alone if it had no side effects yet, which
+      // tells: a run that needs the memory fails again there, on its own.
       this.limitHit(
         run,
         ErrorCode.MEMORY_LIMIT,
         `the code used more than its ${run.request.limits.memoryMb} MB of memory`,
+        { collateral: this.runs.size > 1 },
       );
     } else if (/timed out/i.test(message)) {
       this.limitHit(run, ErrorCode.TIMEOUT, `the code ran longer than its ${run.request.limits.timeoutMs} ms timeout`);
@@ -357,17 +361,26 @@ export class TenantIsolate {
   }
 
   /** A run hit a limit inside the isolate: its state there is suspect, so the whole isolate goes. */
-  private limitHit(run: ActiveRun, code: ErrorCode, message: string): void {
-    this.finish(run, { kind: 'failed', error: { code, message } });
+  private limitHit(
+    run: ActiveRun,
+    code: ErrorCode,
+    message: string,
+    attribution: { collateral?: boolean; blameless?: boolean } = {},
+  ): void {
+    this.finish(run, { kind: 'failed', error: { code, message }, ...attribution });
     this.dispose(`another run hit ${code}`);
   }
 
   private onWallClock(run: ActiveRun): void {
     if (run.done) return;
     const { wallClockMs } = run.request.limits;
+    // Not the code's doing either way: its own CPU time is bounded by timeoutMs on every entry, so past the wall clock
+    // it was waiting, on a ctx call or for the isolate behind its tenant's other runs.
     if (run.entries > 0) {
-      // Still executing its own code (async entries): that is the isolate's time limit, and the isolate goes.
-      this.limitHit(run, ErrorCode.TIMEOUT, `the invocation ran past its ${wallClockMs} ms wall clock`);
+      // An entry is queued or running (async entries) and cannot be taken back: the isolate goes.
+      this.limitHit(run, ErrorCode.TIMEOUT, `the invocation ran past its ${wallClockMs} ms wall clock`, {
+        blameless: true,
+      });
       return;
     }
     // The run is waiting on the host (a ctx call): dropping its state is enough; the isolate did nothing wrong and
@@ -375,6 +388,7 @@ export class TenantIsolate {
     this.finish(run, {
       kind: 'failed',
       error: { code: ErrorCode.TIMEOUT, message: `the invocation ran past its ${wallClockMs} ms wall clock` },
+      blameless: true,
     });
     this.cancelInIsolate(run.id);
   }

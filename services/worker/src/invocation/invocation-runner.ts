@@ -204,12 +204,13 @@ export class InvocationRunner {
       logs: outcome?.logs ?? [],
     };
     // Counted as usage but not as a consecutive failure (the registry cannot disable a tool for it): a run that never
-    // started, one that failed after infrastructure failed under one of its `ctx.tools` calls, and one ended because
-    // another run in its tenant isolate hit a limit (a callee it was waiting on, or any other run of the tenant):
-    // otherwise one broken tool would get its tenant's healthy tools disabled.
+    // started, one that failed after infrastructure failed under one of its `ctx.tools` calls, and one whose end the
+    // sandbox cannot put down to its code (another run in its tenant isolate hit a limit, the memory limit was crossed
+    // with other runs in the isolate, the wall clock passed while it waited): otherwise one broken tool, or a busy
+    // tenant, would get healthy tools disabled.
     const failedOnInfrastructure = error !== undefined && plan.infrastructureFailedBelow === true;
-    const collateral = outcome?.status === 'failed' && outcome.collateral === true;
-    const blameless = failedOnInfrastructure || neverStarted || collateral;
+    const unattributable = outcome?.status === 'failed' && outcome.blameless === true;
+    const blameless = failedOnInfrastructure || neverStarted || unattributable;
     // Its caller gets an error envelope it did not cause: should it fail on it, that is not its tool's doing either.
     if (failedOnInfrastructure && plan.parent) plan.parent.infrastructureFailedBelow = true;
     // A tool that no longer exists has no counters to move.
