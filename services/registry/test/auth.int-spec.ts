@@ -180,6 +180,15 @@ describe('public routes', () => {
     const metrics = await registry.http.get('/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(/toolhost_process_/);
+    // The outcome series alerts are written against exist, at 0, before the first event.
+    for (const name of [
+      'toolhost_registry_outcomes_total',
+      'toolhost_registry_outcomes_dead_lettered_total',
+      'toolhost_registry_tools_auto_disabled_total',
+      'toolhost_registry_outcomes_stalled_passes',
+    ]) {
+      expect(metrics.body).toMatch(new RegExp(`^${name} 0$`, 'm'));
+    }
     const docs = await registry.http.get('/docs');
     expect(docs.status).toBe(200);
     expect(docs.body).toMatch(/swagger/i);

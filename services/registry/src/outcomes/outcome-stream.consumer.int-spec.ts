@@ -287,7 +287,7 @@ describe('OutcomeStreamConsumer', () => {
     const first = [outcome(), outcome()];
     await write(first);
     await until(() => delays.length >= 7);
-    expect(delays.slice(0, 7)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]);
+    expect(delays.slice(0, 7)).toEqual([1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000]);
     expect(stalled.slice(0, 7)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(await pendingCount()).toBe(2);
     expect(await producer.xlen(deadLetterKey)).toBe(0);

@@ -67,12 +67,14 @@ const RETRY_MS = 1_000;
 /**
  * The longest wait between stalled passes. Each stalled pass costs a transaction per kept entry (the one-by-one
  * retry) plus one, so a bug failing every outcome cost ~100 transactions a second at the 1 s retry; doubling up to
- * this keeps it near 3. It is also the most a poison entry read alone can delay the outcomes that arrive after a quiet
+ * this keeps it near 7. It stays below half the default `claimIdleMs` (30 s): each pass reads the kept entries again,
+ * which keeps them this consumer's, where a longer wait would let another registry's XAUTOCLAIM take them and
+ * start over at 1 s. It is also the most a poison entry read alone can delay the outcomes that arrive after a quiet
  * spell (they dead-letter it on the next pass).
  */
-const MAX_STALLED_RETRY_MS = 30_000;
+const MAX_STALLED_RETRY_MS = 15_000;
 
-/** The wait before the next pass after `passes` stalled passes in a row (1 s, doubling, up to 30 s). */
+/** The wait before the next pass after `passes` stalled passes in a row (1 s, doubling, up to 15 s). */
 function stalledRetryMs(passes: number): number {
   return Math.min(RETRY_MS * 2 ** Math.max(0, passes - 1), MAX_STALLED_RETRY_MS);
 }

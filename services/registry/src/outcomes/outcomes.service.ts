@@ -35,7 +35,14 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
     private readonly events: ToolEventsPublisher,
     private readonly metrics: MetricsService,
   ) {
-    // Registered at start, so that dashboards and alerts see 0 rather than no series.
+    // Registered at start, so that dashboards and alerts see 0 rather than no series (an alert on the first
+    // dead-lettered outcome or disabled tool would otherwise have nothing to compare it with).
+    metrics.counter('toolhost_registry_outcomes_total', 'Outcomes received');
+    metrics.counter(
+      'toolhost_registry_outcomes_dead_lettered_total',
+      'Outcomes that could not be applied, dead-lettered',
+    );
+    metrics.counter('toolhost_registry_tools_auto_disabled_total', 'Tools disabled by failures');
     this.stalledPasses = metrics.gauge(
       'toolhost_registry_outcomes_stalled_passes',
       'Outcome passes in a row that applied nothing for an error that is not a known outage (alert when above 0)',
