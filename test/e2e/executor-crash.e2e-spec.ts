@@ -62,6 +62,8 @@ describe('worker executor crashes (e2e)', () => {
     expect(next.body).toMatchObject({ status: 'succeeded', result: 'after-the-crash' });
     const after = await workerMetrics(stack);
     expect(gauge(after, 'toolhost_worker_executor_crashes')).toBe(1);
+    // The run its executor could not count is counted by the supervisor that ended it.
+    expect(after).toMatch(/^toolhost_worker_invocations_total\{status="failed",code="SANDBOX_CRASH"\} 1$/m);
     expect(executorPids(stack)).not.toContain(pid);
   }, 60_000);
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
+import { ErrorCode } from '@toolhost/contracts';
 import { createRedis, outcomesStreamKey } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
@@ -36,6 +37,10 @@ export class WorkerSupervisor {
       new ReplyPublisher(this.redis),
       this.outcomes,
     );
+    const crashedRuns = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
+      'status',
+      'code',
+    ]);
     this.pool = new ExecutorPool(
       {
         size,
@@ -52,6 +57,8 @@ export class WorkerSupervisor {
       {
         onCrash: async (workerId, reason) => {
           const ended = await this.recovery.recover(workerId, reason);
+          // The dead executor cannot count these; summed with the executors' own series of the same name.
+          if (ended > 0) crashedRuns.inc({ status: 'failed', code: ErrorCode.SANDBOX_CRASH }, ended);
           await this.outcomes.drain();
           if (ended > 0) this.logger.warn(`ended ${ended} run(s) of a dead executor as SANDBOX_CRASH`);
         },
