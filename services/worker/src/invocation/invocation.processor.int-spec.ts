@@ -21,6 +21,7 @@ import {
 import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { executorLockDurationMs, stuckAfterMs, type StuckSettings } from '../executor/executor-deadlines';
 import { OutcomePublisher } from '../outcomes/outcome-publisher';
+import { RegistryUnavailableError } from '../registry/registry-unavailable.error';
 import { loadWorkerConfig } from '../worker.config';
 import type { InvocationRunner } from './invocation-runner';
 import { InvocationProcessor, type ProcessorHooks, type ProcessorOptions } from './invocation.processor';
@@ -573,6 +574,31 @@ describe('InvocationProcessor', () => {
       expect(entries.map(([, fields]) => decodeOutcome(fields)?.invocationId)).toEqual([id]);
       expect(await lostCount(metrics)).toBe(0);
     });
+  });
+
+  describe('infrastructure failures', () => {
+    it('runs a job again while the registry is unreachable, long enough to outlast a registry restart', async () => {
+      let runs = 0;
+      const replies: Invocation[] = [];
+      subscriber.on('message', (_channel: string, message: string) => {
+        replies.push((JSON.parse(message) as { invocation: Invocation }).invocation);
+      });
+      const channel = `toolhost:replies:${prefix}`;
+      await subscriber.subscribe(channel);
+      processor((data) => {
+        runs += 1;
+        // Four failures: with 3 attempts over ~0.6 s this answered UNAVAILABLE while a registry restarted (3-5 s).
+        if (runs <= 4) return Promise.reject(new RegistryUnavailableError('registry unreachable'));
+        return Promise.resolve(finished(data));
+      }, 2).start();
+      const id = randomUUID();
+      await queue.add(INVOCATIONS_QUEUE, job(id, channel), invocationJobOptions(id));
+
+      await until(async () => ['completed', 'failed'].includes(await queue.getJobState(id)), 20_000);
+      expect(await queue.getJobState(id)).toBe('completed');
+      expect(runs).toBe(5);
+      expect(replies).toEqual([expect.objectContaining({ id, status: 'succeeded' })]);
+    }, 30_000);
   });
 
   describe('lock duration', () => {
