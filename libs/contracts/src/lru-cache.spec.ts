@@ -86,6 +86,25 @@ describe('LruCache', () => {
       await expect(cache.getOrLoad('k', failing)).rejects.toThrow('source unreachable');
     });
 
+    it('after a failed reload, answers the stale value for a second without asking the source again', async () => {
+      const cache = new LruCache<string, number>(10, 100, 5_000);
+      cache.set('k', 1);
+      now.mockReturnValue(1_200);
+      let loads = 0;
+      const failing = (): Promise<number> => {
+        loads += 1;
+        return Promise.reject(new Error('source unreachable'));
+      };
+      expect(await cache.getOrLoad('k', failing)).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      for (let i = 0; i < 50; i += 1) expect(await cache.getOrLoad('k', failing)).toBe(1);
+      expect(loads).toBe(1);
+      now.mockReturnValue(2_200);
+      expect(await cache.getOrLoad('k', () => Promise.resolve(2))).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(cache.get('k')).toBe(2);
+    });
+
     it('drops the entry when the reload finds nothing', async () => {
       const cache = new LruCache<string, number | undefined>(10, 100, 1_000);
       cache.set('k', 1);

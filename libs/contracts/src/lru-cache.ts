@@ -7,9 +7,17 @@
  * answered before, and while the source is unreachable they keep getting the last answer until the stale window
  * ends. A reload that yields `undefined` drops the entry; one that fails leaves it.
  */
+/**
+ * After a background reload fails, the stale value is answered this long without trying again: a gateway reloading
+ * on every request sent about 60 requests a second per stale key to a registry whose database was down.
+ */
+const FAILED_RELOAD_PAUSE_MS = 1_000;
+
 export class LruCache<K, V> {
   private readonly entries = new Map<K, { value: V; expiresAt: number }>();
   private readonly loading = new Map<K, Promise<V>>();
+  /** When a key's last background reload failed. */
+  private readonly failedAt = new Map<K, number>();
 
   constructor(
     private readonly maxEntries: number,
@@ -49,11 +57,13 @@ export class LruCache<K, V> {
   delete(key: K): void {
     this.entries.delete(key);
     this.loading.delete(key);
+    this.failedAt.delete(key);
   }
 
   clear(): void {
     this.entries.clear();
     this.loading.clear();
+    this.failedAt.clear();
   }
 
   get size(): number {
@@ -70,7 +80,13 @@ export class LruCache<K, V> {
     // Not fresh: what is still here is stale.
     const stale = this.live(key);
     if (stale !== undefined) {
-      if (!this.loading.has(key)) this.reload(key, load).catch(() => undefined);
+      const pausedUntil = (this.failedAt.get(key) ?? Number.NEGATIVE_INFINITY) + FAILED_RELOAD_PAUSE_MS;
+      if (!this.loading.has(key) && Date.now() >= pausedUntil) {
+        this.reload(key, load).then(
+          () => this.failedAt.delete(key),
+          () => this.failedAt.set(key, Date.now()),
+        );
+      }
       return stale.value;
     }
     const pending = this.loading.get(key);

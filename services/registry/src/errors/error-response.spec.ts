@@ -23,7 +23,7 @@ describe('errorResponseOf', () => {
     expect(errorResponseOf(RegistryError.toolNotFound())).toEqual({
       status: 404,
       body: { error: { code: 'TOOL_NOT_FOUND', message: 'tool not found' } },
-      unexpected: false,
+      log: 'none',
     });
     const invalid = RegistryError.invalidBody([{ path: '/title', message: 'is required' }]);
     expect(errorResponseOf(invalid).body).toEqual({
@@ -56,7 +56,7 @@ describe('errorResponseOf', () => {
     expect(errorResponseOf(new FakeHttpException(report, 503))).toEqual({
       status: 503,
       body: report,
-      unexpected: false,
+      log: 'none',
     });
   });
 
@@ -70,7 +70,7 @@ describe('errorResponseOf', () => {
       expect(errorResponseOf(error)).toEqual({
         status: 503,
         body: { error: { code: 'UNAVAILABLE', message: expect.stringMatching(/database is unavailable/) } },
-        unexpected: true,
+        log: 'outage',
       });
     }
     // A constraint violation is a bug, not an outage.
@@ -82,7 +82,7 @@ describe('errorResponseOf', () => {
     expect(response).toEqual({
       status: 500,
       body: { error: { code: 'INTERNAL', message: 'internal error' } },
-      unexpected: true,
+      log: 'error',
     });
   });
 });

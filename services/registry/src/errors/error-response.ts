@@ -21,8 +21,11 @@ function isDatabaseUnavailable(error: unknown): boolean {
 export interface ErrorResponse {
   status: number;
   body: ErrorBody | object;
-  /** True for errors nobody meant to answer with: log them. */
-  unexpected: boolean;
+  /**
+   * How to log it: `error` for errors nobody meant to answer with (with their stack), `outage` for the database
+   * being away (expected while it is; logged without a stack and at most every few seconds), `none` for the rest.
+   */
+  log: 'error' | 'outage' | 'none';
 }
 
 /** Maps anything thrown to the contract's error body; unknown errors become a 500 without internals. */
@@ -30,16 +33,16 @@ export function errorResponseOf(exception: unknown): ErrorResponse {
   if (exception instanceof RegistryError) {
     const error: ErrorBody['error'] = { code: exception.code, message: exception.message };
     if (exception.details !== undefined) error.details = exception.details;
-    return { status: httpStatusOf[exception.code], body: { error }, unexpected: false };
+    return { status: httpStatusOf[exception.code], body: { error }, log: 'none' };
   }
   const framework = frameworkErrorResponse(exception);
-  if (framework) return { ...framework, unexpected: false };
+  if (framework) return { ...framework, log: 'none' };
   if (isDatabaseUnavailable(exception)) {
     return {
       status: 503,
       body: { error: { code: ErrorCode.UNAVAILABLE, message: 'the database is unavailable; retry later' } },
-      unexpected: true,
+      log: 'outage',
     };
   }
-  return { status: 500, body: { error: { code: ErrorCode.INTERNAL, message: 'internal error' } }, unexpected: true };
+  return { status: 500, body: { error: { code: ErrorCode.INTERNAL, message: 'internal error' } }, log: 'error' };
 }
