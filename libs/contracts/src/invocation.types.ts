@@ -35,3 +35,10 @@ export interface Invocation {
   durationMs?: number;
   logs?: string[];
 }
+
+/** A finished Invocation read back from storage (a job's return value), checked rather than cast. */
+export function isFinishedInvocation(value: unknown): value is Invocation {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Record<string, unknown>;
+  return typeof record.id === 'string' && (record.status === 'succeeded' || record.status === 'failed');
+}

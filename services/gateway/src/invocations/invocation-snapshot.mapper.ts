@@ -1,11 +1,5 @@
-import { ErrorCode, toolNameOf, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, isFinishedInvocation, toolNameOf, type Invocation } from '@toolhost/contracts';
 import type { JobSnapshot } from './invocation-queue';
-
-function isInvocation(value: unknown): value is Invocation {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return typeof record.id === 'string' && (record.status === 'succeeded' || record.status === 'failed');
-}
 
 /** Job record → the Invocation `GET /v1/invocations/{id}` answers (the worker protocol's state mapping). */
 export class InvocationSnapshotMapper {
@@ -14,7 +8,7 @@ export class InvocationSnapshotMapper {
     const base = { id: data.invocationId, tool: toolNameOf(data.toolId), toolId: data.toolId, version: data.version };
     switch (snapshot.state) {
       case 'completed':
-        if (isInvocation(snapshot.returnValue)) return snapshot.returnValue;
+        if (isFinishedInvocation(snapshot.returnValue)) return snapshot.returnValue;
         return {
           ...base,
           status: 'failed',

@@ -101,4 +101,49 @@ describe('CrashedRunRecovery', () => {
     expect(published[0]).not.toHaveProperty('blameless');
     expect(await (await queue.getJob(alone.invocationId))?.getState()).toBe('completed');
   });
+
+  it('completes a job whose caller was already answered with that answer, not SANDBOX_CRASH', async () => {
+    const [answered, unanswered] = await hold(['exec-c:1', 'exec-c:2']);
+    const job = await queue.getJob(answered.invocationId);
+    const invocation: Invocation = {
+      id: answered.invocationId,
+      tool: `custom_${answered.toolId}`,
+      toolId: answered.toolId,
+      version: 1,
+      status: 'succeeded',
+      result: 'my-slug',
+      content: [{ type: 'text', text: 'my-slug' }],
+      durationMs: 3,
+      logs: [],
+    };
+    // What the executor does once the run has finished, before it completes the job; it then died.
+    await new ReplyPublisher(connection).answer(job!, invocation);
+
+    expect(await recovery.recover('exec-c', 'killed by SIGKILL')).toBe(2);
+    const record = await queue.getJob(answered.invocationId);
+    expect(await record?.getState()).toBe('completed');
+    expect(record?.returnvalue).toEqual(invocation);
+    expect(published.find((o) => o.invocationId === answered.invocationId)).toMatchObject({
+      status: 'succeeded',
+      durationMs: 3,
+    });
+    expect(published.find((o) => o.invocationId === unanswered.invocationId)).toMatchObject({
+      errorCode: 'SANDBOX_CRASH',
+    });
+  });
+
+  it('does not bring back a job whose record is gone when it records an answer', async () => {
+    const [data] = await hold(['exec-d:1']);
+    const job = await queue.getJob(data.invocationId);
+    await connection.del(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`);
+    await new ReplyPublisher(connection).answer(job!, {
+      id: data.invocationId,
+      tool: 'x',
+      toolId: data.toolId,
+      version: 1,
+      status: 'succeeded',
+      durationMs: 1,
+    });
+    expect(await connection.exists(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`)).toBe(0);
+  });
 });

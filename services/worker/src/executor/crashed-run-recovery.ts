@@ -1,6 +1,6 @@
 import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { ErrorCode, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, isFinishedInvocation, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, sha256 } from '../invocation/invocation-runner';
 import type { OutcomeSink } from '../invocation/outcome-writes';
@@ -59,9 +59,16 @@ export class CrashedRunRecovery {
     const data = job.data;
     const startedAt = new Date(job.processedOn ?? Date.now());
     const finishedAt = new Date();
-    const durationMs = Math.max(0, finishedAt.getTime() - startedAt.getTime());
-    const error = { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` };
-    const invocation = failedInvocation(data, error, durationMs);
+    // The run had finished and its caller was answered (ReplyPublisher.answer) when the executor died before
+    // completing the job: the job completes with that answer, not SANDBOX_CRASH. Its outcome is written again from
+    // it, in case the executor died before writing its own (the registry applies an id once; audit rows and nested
+    // runs the executor had not written are lost with it).
+    const answered = isFinishedInvocation(job.returnvalue) ? job.returnvalue : undefined;
+    const durationMs = answered?.durationMs ?? Math.max(0, finishedAt.getTime() - startedAt.getTime());
+    const error = answered
+      ? answered.error
+      : { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` };
+    const invocation = answered ?? failedInvocation(data, error!, durationMs);
     // The outcome first: once the job completes, nothing else would report this run.
     await this.outcomes.publish({
       v: 1,
@@ -69,10 +76,9 @@ export class CrashedRunRecovery {
       tenantId: data.tenantId,
       toolId: data.toolId,
       version: data.version,
-      status: 'failed',
-      errorCode: error.code,
-      errorMessage: error.message,
-      ...(blameless ? { blameless: true as const } : {}),
+      status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
+      ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
+      ...(blameless && !answered ? { blameless: true as const } : {}),
       durationMs,
       context: data.context,
       inputSha256: sha256(data.input),

@@ -328,10 +328,8 @@ export class InvocationProcessor {
     const started = process.hrtime.bigint();
     const result = await this.runner.runJob(job.data);
     const invocation = result.invocation;
-    if (job.data.replyTo) {
-      // A lost reply is not fatal: the gateway falls back to the job record.
-      await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
-    }
+    // A lost reply is not fatal: the gateway falls back to the job record.
+    await this.replies.answer(job, invocation).catch(() => undefined);
     // From here on nothing throws: the job completes with the invocation its caller was answered with.
     await this.settleOutcomes(result);
     this.hooks.onFinished(invocation, Number(process.hrtime.bigint() - started) / 1e9);

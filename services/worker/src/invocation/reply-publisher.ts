@@ -1,11 +1,45 @@
 import type Redis from 'ioredis';
-import type { ReplyMessage } from '@toolhost/queue';
+import type { Job } from 'bullmq';
+import type { Invocation } from '@toolhost/contracts';
+import type { InvocationJob, ReplyMessage } from '@toolhost/queue';
+
+/**
+ * Writes the invocation into its job's `returnvalue` (only while the job exists: a job lost with Redis's data must
+ * not come back as a hash holding nothing else) and publishes the reply, in one command. BullMQ writes the same
+ * value there when the job completes; until then it tells crash recovery what the caller was answered.
+ */
+const ANSWER_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'returnvalue', ARGV[1]) end
+if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return 1`;
+const ANSWER_COMMAND = 'toolhostAnswer';
+
+type AnsweringRedis = Redis & {
+  toolhostAnswer(jobKey: string, invocation: string, channel: string, message: string): Promise<unknown>;
+};
 
 /** Publishes a finished invocation on the waiting gateway's own channel. */
 export class ReplyPublisher {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: Redis) {
+    redis.defineCommand(ANSWER_COMMAND, { numberOfKeys: 1, lua: ANSWER_SCRIPT });
+  }
 
   async publish(channel: string, message: ReplyMessage): Promise<void> {
     await this.redis.publish(channel, JSON.stringify(message));
+  }
+
+  /**
+   * Records the answer of a job that has run and replies to its caller, if one waits. Recorded before the reply:
+   * an executor that dies between the reply and the job's completion left crash recovery to end the job
+   * SANDBOX_CRASH, so the caller had been answered one thing and the job record, polled, said another.
+   */
+  async answer(job: Job<InvocationJob, Invocation>, invocation: Invocation): Promise<void> {
+    const message: ReplyMessage = { invocationId: invocation.id, invocation };
+    await (this.redis as AnsweringRedis).toolhostAnswer(
+      `${job.queueQualifiedName}:${job.id}`,
+      JSON.stringify(invocation),
+      job.data.replyTo ?? '',
+      job.data.replyTo ? JSON.stringify(message) : '',
+    );
   }
 }
