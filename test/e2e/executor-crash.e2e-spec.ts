@@ -69,6 +69,10 @@ describe('worker executor crashes (e2e)', () => {
 
   it('kills an executor that stops answering and ends its run SANDBOX_CRASH', async () => {
     const { answer, pid } = await startBusyRun();
+    // The queue's depth as the supervisor reads it from Redis: the busy run's job is active.
+    const during = await workerMetrics(stack);
+    expect(gauge(during, 'toolhost_worker_queue_jobs{state="active"}')).toBe(1);
+    expect(gauge(during, 'toolhost_worker_queue_jobs{state="waiting"}')).toBe(0);
     // A stopped process sends no heartbeat: the supervisor must treat it as stuck (wall clock + grace).
     process.kill(pid, 'SIGSTOP');
 
@@ -80,5 +84,6 @@ describe('worker executor crashes (e2e)', () => {
       (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,
     );
     expect(executorPids(stack)).not.toContain(pid);
+    expect(gauge(await workerMetrics(stack), 'toolhost_worker_queue_jobs{state="active"}')).toBe(0);
   }, 60_000);
 });

@@ -74,12 +74,15 @@ export class MetricsService {
     return this.existing<Counter<L>>(name) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  /** `collect`, when given, sets the gauge's values at scrape time (for state read off another object). */
+  /**
+   * `collect`, when given, sets the gauge's values at scrape time (for state read off another object); a promise it
+   * returns is awaited by the scrape.
+   */
   gauge<L extends string>(
     name: string,
     help: string,
     labelNames: readonly L[] = [],
-    collect?: (gauge: Gauge<L>) => void,
+    collect?: (gauge: Gauge<L>) => void | Promise<void>,
   ): Gauge<L> {
     return (
       this.existing<Gauge<L>>(name) ??
@@ -91,7 +94,7 @@ export class MetricsService {
         ...(collect
           ? {
               collect(this: Gauge<L>) {
-                collect(this);
+                return collect(this);
               },
             }
           : {}),

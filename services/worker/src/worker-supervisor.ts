@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { ErrorCode } from '@toolhost/contracts';
-import { createRedis, outcomesStreamKey } from '@toolhost/queue';
+import { createRedis, INVOCATIONS_QUEUE, outcomesStreamKey } from '@toolhost/queue';
+import { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
 import { stuckAfterMs } from './executor/executor-deadlines';
@@ -23,6 +24,7 @@ export class WorkerSupervisor {
   private readonly outcomes: OutcomePublisher;
   private readonly recovery: CrashedRunRecovery;
   private readonly pool: ExecutorPool;
+  private readonly queue: Queue;
   private readonly logger = new Logger('WorkerSupervisor');
 
   constructor(config: WorkerConfig, metrics: MetricsService) {
@@ -79,6 +81,19 @@ export class WorkerSupervisor {
       [],
       (gauge) => gauge.set(this.pool.stats().rssBytes),
     );
+    // Queue depth, for dashboards and for scaling workers on it (KEDA can read the same from Redis itself). Read at
+    // scrape time; a Redis that does not answer leaves the last values.
+    this.queue = new Queue(INVOCATIONS_QUEUE, { connection: this.redis, prefix: config.QUEUE_PREFIX });
+    this.queue.on('error', () => undefined);
+    metrics.gauge('toolhost_worker_queue_jobs', 'Invocation jobs in the queue by state', ['state'], async (gauge) => {
+      const counts = await this.queue
+        .getJobCounts('waiting', 'prioritized', 'active', 'delayed')
+        .catch(() => undefined);
+      if (counts === undefined) return;
+      gauge.set({ state: 'waiting' }, (counts.waiting ?? 0) + (counts.prioritized ?? 0));
+      gauge.set({ state: 'active' }, counts.active ?? 0);
+      gauge.set({ state: 'delayed' }, counts.delayed ?? 0);
+    });
     metrics.gauge('toolhost_worker_executor_crashes', 'Executor processes that died since start', [], (gauge) =>
       gauge.set(this.pool.stats().crashes),
     );
@@ -101,6 +116,7 @@ export class WorkerSupervisor {
     await this.pool.stop();
     await this.outcomes.drain();
     await this.recovery.close();
+    await this.queue.close().catch(() => undefined);
     await this.redis.quit().catch(() => undefined);
   }
 }
