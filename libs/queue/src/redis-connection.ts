@@ -34,3 +34,28 @@ export function createRedis(url: string, role: RedisRole, name?: string): Redis 
   client.on('error', () => undefined);
   return client;
 }
+
+/** What `reportConnectionState` writes: a warning when a connection is lost, a note when it is back. */
+export interface ConnectionStateLog {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+/**
+ * Logs a connection's outages once each: when it fails after being ready (the first error; ioredis then retries and
+ * errors again on every attempt, unlogged), and when it is ready again, with how long it was away. Callers see each
+ * failure as a 503 or a retry; without this a Redis outage left no line in the gateway's or worker's logs.
+ */
+export function reportConnectionState(client: Redis, name: string, log: ConnectionStateLog): void {
+  let lostAt: number | undefined;
+  client.on('error', (error: Error) => {
+    if (lostAt !== undefined) return;
+    lostAt = Date.now();
+    log.warn({ connection: name, err: error.message }, 'Redis connection lost; retrying');
+  });
+  client.on('ready', () => {
+    if (lostAt === undefined) return;
+    log.info({ connection: name, awayMs: Date.now() - lostAt }, 'Redis connection back');
+    lostAt = undefined;
+  });
+}

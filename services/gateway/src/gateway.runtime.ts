@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
+import { Logger } from '@nestjs/common';
 import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
 import { MetricsService, RedisReadinessCheck, type ReadinessCheck } from '@toolhost/observability';
-import { createRedis, replyChannel, retention, TOOL_CHANGED_CHANNEL, type ToolChangedEvent } from '@toolhost/queue';
+import {
+  createRedis,
+  replyChannel,
+  reportConnectionState,
+  retention,
+  TOOL_CHANGED_CHANNEL,
+  type ToolChangedEvent,
+} from '@toolhost/queue';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.service';
 import type { GatewayConfig } from './gateway.config';
 import { InvocationService } from './invocations/invocation.service';
@@ -71,6 +79,11 @@ export class GatewayRuntime {
     this.listing = new ToolListingService(this.registry);
 
     this.producer = createProducerConnection(config.REDIS_URL, `gateway-producer-${this.gatewayId}`);
+    const redisLog = new Logger('Redis');
+    reportConnectionState(this.producer, `gateway-producer-${this.gatewayId}`, {
+      warn: (fields, message) => redisLog.warn(fields, message),
+      info: (fields, message) => redisLog.log(fields, message),
+    });
     this.subscriber = new RedisSubscriber(config.REDIS_URL, `gateway-subscriber-${this.gatewayId}`);
     this.queue = new BullmqInvocationQueue(
       this.producer,

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import type { InputValidatorCache } from '@toolhost/contracts';
-import { createRedis, outcomesStreamKey } from '@toolhost/queue';
+import { createRedis, outcomesStreamKey, reportConnectionState, type ConnectionStateLog } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from './builtins/builtin-registry';
 import { CalculateBuiltin } from './builtins/calculate.builtin';
@@ -37,13 +37,14 @@ export class WorkerRuntime {
     readonly sandbox: SandboxRunner,
     schemas: InputValidatorCache,
     metrics: MetricsService,
-    logger: ErrorLog,
+    logger: ErrorLog & ConnectionStateLog,
   ) {
     this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
     this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
     this.toolChanges = new ToolChangeSubscriber(config.REDIS_URL, (event) => this.catalog.invalidate(event.toolId));
     this.queueConnection = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-jobs');
     this.producer = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-producer');
+    reportConnectionState(this.queueConnection, 'toolhost-worker-jobs', logger);
     this.outcomes = new OutcomePublisher(this.producer, outcomesStreamKey(config.QUEUE_PREFIX));
     const operator = config.BUILTIN_TOOLS_URL
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { ErrorCode } from '@toolhost/contracts';
-import { createRedis, INVOCATIONS_QUEUE, outcomesStreamKey } from '@toolhost/queue';
+import { createRedis, INVOCATIONS_QUEUE, outcomesStreamKey, reportConnectionState } from '@toolhost/queue';
 import { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
@@ -32,6 +32,10 @@ export class WorkerSupervisor {
     // served 1.2x the throughput of two at 0.8x the single-client latency (see docs/pipeline.md).
     const size = Math.max(1, config.SANDBOX_PROCESSES ?? availableParallelism() - 1);
     this.redis = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-supervisor');
+    reportConnectionState(this.redis, 'toolhost-worker-supervisor', {
+      warn: (fields, message) => this.logger.warn(fields, message),
+      info: (fields, message) => this.logger.log(fields, message),
+    });
     this.outcomes = new OutcomePublisher(this.redis, outcomesStreamKey(config.QUEUE_PREFIX));
     this.recovery = new CrashedRunRecovery(
       this.redis,

@@ -1,0 +1,23 @@
+import { EventEmitter } from 'node:events';
+import type Redis from 'ioredis';
+import { reportConnectionState } from './redis-connection';
+
+describe('reportConnectionState', () => {
+  it('logs an outage once when it starts and once when the connection is back', () => {
+    const client = new EventEmitter();
+    const lines: string[] = [];
+    reportConnectionState(client as unknown as Redis, 'test', {
+      warn: (fields, message) => lines.push(`warn ${message} ${JSON.stringify(fields)}`),
+      info: (_fields, message) => lines.push(`info ${message}`),
+    });
+    client.emit('ready');
+    for (let i = 0; i < 5; i += 1) client.emit('error', new Error('connect ECONNREFUSED 127.0.0.1:6379'));
+    client.emit('ready');
+    client.emit('error', new Error('read ECONNRESET'));
+    expect(lines).toEqual([
+      'warn Redis connection lost; retrying {"connection":"test","err":"connect ECONNREFUSED 127.0.0.1:6379"}',
+      'info Redis connection back',
+      'warn Redis connection lost; retrying {"connection":"test","err":"read ECONNRESET"}',
+    ]);
+  });
+});
