@@ -1,6 +1,8 @@
 /** The schema on a real Postgres: migrations, immutable versions, database creation. */
 import { randomUUID } from 'node:crypto';
-import { ensureDatabase, maintenanceUrlOf } from '../src/database/ensure-database';
+import { connect, createServer, type Server } from 'node:net';
+import { ensureDatabase, maintenanceUrlOf, waitForDatabase } from '../src/database/ensure-database';
+import { freePort } from '../../../test/support/registry-server';
 import { migrateDatabase } from '../src/database/registry-data-source';
 import { createTestDatabase, queryDatabase, SERVER_URL, type TestDatabase } from '../../../test/support/test-database';
 
@@ -114,5 +116,43 @@ describe('ensureDatabase', () => {
       maintenanceUrl: 'postgres://u:p@db:5433/postgres?sslmode=require',
     });
     expect(() => maintenanceUrlOf('postgres://db:5432/')).toThrow(/names no database/);
+  });
+});
+
+describe('waiting for Postgres at start', () => {
+  /** A TCP proxy to the test server on `port`, opened when called (Postgres "starting up" until then). */
+  function openProxy(port: number): Promise<Server> {
+    const target = new URL(SERVER_URL);
+    const server = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+  }
+
+  it('retries until Postgres accepts a connection, reporting each failed attempt', async () => {
+    const port = await freePort();
+    const attempts: number[] = [];
+    let proxy: Server | undefined;
+    const waiting = waitForDatabase(`postgres://postgres@127.0.0.1:${port}/anything`, 30_000, (_error, attempt) => {
+      attempts.push(attempt);
+      // Postgres comes up after the second refused attempt.
+      if (attempt === 2) void openProxy(port).then((server) => (proxy = server));
+    });
+    try {
+      await expect(waiting).resolves.toBeUndefined();
+      expect(attempts.slice(0, 2)).toEqual([1, 2]);
+    } finally {
+      proxy?.close();
+    }
+  });
+
+  it('gives up after its time, naming the last error', async () => {
+    const port = await freePort();
+    await expect(waitForDatabase(`postgres://postgres@127.0.0.1:${port}/anything`, 500)).rejects.toThrow(
+      /Postgres did not accept a connection within 500 ms: .*ECONNREFUSED/,
+    );
   });
 });

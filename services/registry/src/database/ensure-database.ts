@@ -37,3 +37,38 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
     await client.end();
   }
 }
+
+/** Why the database was not reachable in time: the last error, and how long the registry waited. */
+export class DatabaseUnreachableError extends Error {}
+
+/**
+ * Waits until Postgres accepts a connection (to the maintenance database, since the registry's own may not exist
+ * yet), retrying with a growing delay up to `timeoutMs`, and reports each failed attempt. A registry started
+ * beside a Postgres that is still starting (`npm start` on a booting machine, a pod scheduled before its database)
+ * exited at once.
+ */
+export async function waitForDatabase(
+  databaseUrl: string,
+  timeoutMs: number,
+  onRetry: (error: unknown, attempt: number) => void = () => undefined,
+): Promise<void> {
+  const { maintenanceUrl } = maintenanceUrlOf(databaseUrl);
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1, delay = 200; ; attempt += 1, delay = Math.min(delay * 2, 3_000)) {
+    const client = new Client({ connectionString: maintenanceUrl, connectionTimeoutMillis: 3_000 });
+    try {
+      await client.connect();
+      return;
+    } catch (error) {
+      if (Date.now() + delay > deadline) {
+        throw new DatabaseUnreachableError(
+          `Postgres did not accept a connection within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+      onRetry(error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
