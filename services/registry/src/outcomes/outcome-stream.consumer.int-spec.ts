@@ -327,6 +327,29 @@ describe('OutcomeStreamConsumer', () => {
     expect(calls).toBeLessThanOrEqual(delays.length + 1);
   });
 
+  it('leaves the group when it closes with nothing pending, and stays while entries are', async () => {
+    const consumers = async (): Promise<string[]> =>
+      ((await producer.xinfo('CONSUMERS', streamKey, 'registry')) as unknown[][]).map((info) => String(info[1]));
+    const applied: string[] = [];
+    const clean = consumer({
+      apply: (batch) => (applied.push(...batch.map((o) => o.invocationId)), Promise.resolve()),
+    });
+    clean.start();
+    const first = outcome();
+    await write([first]);
+    await until(() => applied.includes(first.invocationId));
+    expect(await consumers()).toHaveLength(1);
+    await clean.close();
+    expect(await consumers()).toEqual([]);
+
+    const stuck = consumer({ apply: () => Promise.reject(Object.assign(new Error('down'), { code: 'ECONNREFUSED' })) });
+    stuck.start();
+    await write([outcome()]);
+    await until(async () => (await pendingCount()) === 1);
+    await stuck.close();
+    expect(await consumers()).toHaveLength(1);
+  });
+
   it('cuts a wait between passes short when it closes', async () => {
     let waiting = false;
     const started = consumer({ apply: () => Promise.reject(new TypeError('broken')) }, 60_000, {

@@ -144,11 +144,22 @@ export class OutcomeStreamConsumer {
     this.loop = this.run();
   }
 
-  /** Finishes the batch in flight, then stops (within one block interval). */
+  /**
+   * Finishes the batch in flight, then stops (within one block interval). A consumer that leaves nothing pending
+   * removes itself from the group: consumer names are per process, so each restart left one behind for good.
+   * One with entries pending stays, for another registry to claim them after `claimIdleMs`.
+   */
   async close(): Promise<void> {
     this.running = false;
     this.closing.abort();
     await this.loop;
+    const { redis, streamKey, group, consumer } = this.options;
+    try {
+      const pending = await redis.xpending(streamKey, group, '-', '+', 1, consumer);
+      if (pending.length === 0) await redis.xgroup('DELCONSUMER', streamKey, group, consumer);
+    } catch {
+      // Redis away or the group gone: nothing to tidy, or nothing that can be tidied now.
+    }
   }
 
   private async ensureGroup(): Promise<void> {
