@@ -34,6 +34,8 @@ export interface RunningRegistry {
   url: string;
   adminKey: string;
   internalToken: string;
+  /** Its QUEUE_PREFIX: its keys and pub/sub channels are named under it. */
+  queuePrefix: string;
   database: TestDatabase;
   http: HttpClient;
   /** stdout and stderr of the process so far (for failure messages). */
@@ -124,6 +126,7 @@ async function startOnce(env: Record<string, string>): Promise<RunningRegistry> 
     url,
     adminKey,
     internalToken,
+    queuePrefix,
     database,
     http: new HttpClient(url),
     output,

@@ -15,8 +15,11 @@ export const OUTCOMES_GROUP = 'registry';
 /** Default BullMQ key prefix; on Redis Cluster use a hash tag such as `{toolhost}`. */
 export const DEFAULT_QUEUE_PREFIX = 'toolhost';
 
-/** Pub/sub channel the registry publishes tool changes on; gateways and workers drop cached entries. */
-export const TOOL_CHANGED_CHANNEL = 'toolhost:tool-changed';
+/**
+ * Pub/sub channel the registry publishes tool changes on; gateways and workers drop cached entries. Channels are
+ * named under the key prefix like the keys, so that deployments sharing one Redis do not hear each other.
+ */
+export const toolChangedChannel = (prefix: string): string => `${prefix}:tool-changed`;
 
 /** Each gateway instance listens on its own reply channel, so no gateway reads another's results. */
-export const replyChannel = (gatewayId: string): string => `toolhost:replies:${gatewayId}`;
+export const replyChannel = (prefix: string, gatewayId: string): string => `${prefix}:replies:${gatewayId}`;

@@ -25,7 +25,12 @@ export const gatewayEnvSchema = {
       minimum: 50,
       description: 'a registry call that takes longer answers 503 UNAVAILABLE',
     },
-    QUEUE_PREFIX: { type: 'string', default: DEFAULT_QUEUE_PREFIX, minLength: 1, description: 'BullMQ key prefix' },
+    QUEUE_PREFIX: {
+      type: 'string',
+      default: DEFAULT_QUEUE_PREFIX,
+      minLength: 1,
+      description: 'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes)',
+    },
     ENQUEUE_TIMEOUT_MS: {
       type: 'integer',
       default: 1_000,

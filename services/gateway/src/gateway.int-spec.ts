@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TOOL_CHANGED_CHANNEL } from '@toolhost/queue';
+import { toolChangedChannel } from '@toolhost/queue';
 import type { FakeTool } from '../test/fake-registry';
 import { GatewayHarness, fakeTool } from '../test/gateway-harness';
 import { postOversized } from '../../../test/support/http-client';
@@ -107,7 +107,7 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
 
       registry.tools.set(changing.id, { ...changing, status: 'disabled', version: 2 });
       await harness.redis.publish(
-        TOOL_CHANGED_CHANNEL,
+        toolChangedChannel(harness.prefix),
         JSON.stringify({ toolId: changing.id, tenantId: tenantA, version: 2, status: 'disabled' }),
       );
       const refused = await eventually(async () => {
@@ -216,7 +216,7 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
         version: 1,
         context: { agentId: 'a1' },
       });
-      expect(job?.replyTo).toMatch(/^toolhost:replies:/);
+      expect(job?.replyTo?.startsWith(`${harness.prefix}:replies:`)).toBe(true);
     });
 
     it("answers 200 with status failed when the tool's code fails", async () => {

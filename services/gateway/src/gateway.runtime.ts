@@ -8,7 +8,7 @@ import {
   replyChannel,
   reportConnectionState,
   retention,
-  TOOL_CHANGED_CHANNEL,
+  toolChangedChannel,
   type ToolChangedEvent,
 } from '@toolhost/queue';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.service';
@@ -126,12 +126,16 @@ export class GatewayRuntime {
         this.queue.queueEvents(eventsConnection, config.QUEUE_PREFIX),
       );
     } else {
-      const waiter = new PubSubReplyWaiter(replyChannel(this.gatewayId), this.metrics, config.CONCURRENCY_SLOT_TTL_MS);
+      const waiter = new PubSubReplyWaiter(
+        replyChannel(config.QUEUE_PREFIX, this.gatewayId),
+        this.metrics,
+        config.CONCURRENCY_SLOT_TTL_MS,
+      );
       this.subscriber.subscribe(waiter.replyTo, (message) => waiter.handleMessage(message));
       resync = () => waiter.resync((id) => this.invocations.finished(id));
       this.replies = waiter;
     }
-    this.subscriber.subscribe(TOOL_CHANGED_CHANNEL, (message) => {
+    this.subscriber.subscribe(toolChangedChannel(config.QUEUE_PREFIX), (message) => {
       const event = parseToolChanged(message);
       if (event) this.tools.invalidate(event.toolId);
     });

@@ -45,7 +45,12 @@ export const registryEnvSchema = {
       description: 'largest request body; larger bodies answer 413',
     },
     DATABASE_POOL_SIZE: { type: 'integer', default: 10, minimum: 1, description: 'Postgres connections' },
-    QUEUE_PREFIX: { type: 'string', default: DEFAULT_QUEUE_PREFIX, minLength: 1, description: 'BullMQ key prefix' },
+    QUEUE_PREFIX: {
+      type: 'string',
+      default: DEFAULT_QUEUE_PREFIX,
+      minLength: 1,
+      description: 'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes)',
+    },
     OUTCOMES_BATCH_SIZE: {
       type: 'integer',
       default: 100,

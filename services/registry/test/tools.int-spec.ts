@@ -1,5 +1,5 @@
 /** Tool records over real HTTP: CRUD, versions, disable/enable, audit, tenant isolation, secrets, tool-changed events. */
-import { TOOL_CHANGED_CHANNEL } from '@toolhost/queue';
+import { toolChangedChannel } from '@toolhost/queue';
 import Redis from 'ioredis';
 import { createTenantWithKey, toolBody, type TenantWithKey } from '../../../test/support/registry-fixtures';
 import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
@@ -307,7 +307,7 @@ describe('tool-changed events', () => {
     const subscriber = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     const events: { toolId: string; tenantId: string; version: number; status: string }[] = [];
     try {
-      await subscriber.subscribe(TOOL_CHANGED_CHANNEL);
+      await subscriber.subscribe(toolChangedChannel(registry.queuePrefix));
       subscriber.on('message', (_channel, message: string) => events.push(JSON.parse(message)));
       const id = await createTool(alice);
       await registry.http.patch(`/v1/tools/${id}`, alice.key, { title: 'Changed' });

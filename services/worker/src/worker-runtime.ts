@@ -41,7 +41,9 @@ export class WorkerRuntime {
   ) {
     this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
     this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
-    this.toolChanges = new ToolChangeSubscriber(config.REDIS_URL, (event) => this.catalog.invalidate(event.toolId));
+    this.toolChanges = new ToolChangeSubscriber(config.REDIS_URL, config.QUEUE_PREFIX, (event) =>
+      this.catalog.invalidate(event.toolId),
+    );
     this.queueConnection = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-jobs');
     this.producer = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-producer');
     reportConnectionState(this.queueConnection, 'toolhost-worker-jobs', logger);

@@ -11,7 +11,11 @@ export const workerEnvSchema = {
     WORKER_HOST: { type: 'string', default: '0.0.0.0', description: 'address the worker HTTP server listens on' },
     REGISTRY_URL: { type: 'string', default: 'http://127.0.0.1:3001', description: 'registry base URL (internal API)' },
     INTERNAL_API_TOKEN: { type: 'string', minLength: 16, description: 'bearer token of the registry internal API' },
-    QUEUE_PREFIX: { type: 'string', default: DEFAULT_QUEUE_PREFIX, description: 'BullMQ key prefix' },
+    QUEUE_PREFIX: {
+      type: 'string',
+      default: DEFAULT_QUEUE_PREFIX,
+      description: 'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes)',
+    },
     WORKER_CONCURRENCY: {
       type: 'integer',
       default: 64,

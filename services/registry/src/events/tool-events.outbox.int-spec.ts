@@ -28,7 +28,7 @@ describe('ToolEventsOutbox', () => {
 
   beforeAll(async () => {
     server = await RedisServerProcess.start();
-    publisher = new ToolEventsOutbox(server.url);
+    publisher = new ToolEventsOutbox(server.url, 'toolhost');
     await publisher.connected(5_000);
   });
 

@@ -1,4 +1,4 @@
-import { createRedis, TOOL_CHANGED_CHANNEL, type ToolChangedEvent } from '@toolhost/queue';
+import { createRedis, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
 import type Redis from 'ioredis';
 
 /** Tools whose latest event waits for Redis; past this, the oldest waiting ones are forgotten (their caches expire). */
@@ -21,6 +21,7 @@ export class ToolEventsOutbox {
 
   constructor(
     redisUrl: string,
+    private readonly prefix: string,
     private readonly onUnsent: (event: ToolChangedEvent, error: unknown) => void = () => undefined,
   ) {
     this.redis = createRedis(redisUrl, 'producer', 'toolhost-registry-events');
@@ -61,7 +62,7 @@ export class ToolEventsOutbox {
   }
 
   private async send(event: ToolChangedEvent): Promise<void> {
-    await this.redis.publish(TOOL_CHANGED_CHANNEL, JSON.stringify(event));
+    await this.redis.publish(toolChangedChannel(this.prefix), JSON.stringify(event));
   }
 
   private keep(event: ToolChangedEvent): void {

@@ -14,7 +14,7 @@ export class ToolEventsPublisher implements OnApplicationBootstrap, OnModuleDest
   private readonly outbox: ToolEventsOutbox;
 
   constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
-    this.outbox = new ToolEventsOutbox(config.REDIS_URL, (event, error) =>
+    this.outbox = new ToolEventsOutbox(config.REDIS_URL, config.QUEUE_PREFIX, (event, error) =>
       this.logger.warn(
         { toolId: event.toolId, err: error instanceof Error ? error.message : String(error) },
         'could not publish tool-changed; it is sent when Redis is back',

@@ -1,11 +1,15 @@
 import type Redis from 'ioredis';
-import { TOOL_CHANGED_CHANNEL, createRedis, type ToolChangedEvent } from '@toolhost/queue';
+import { createRedis, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
 
 /** Listens for the registry's tool-changed events and hands each tool id to `onChange`. */
 export class ToolChangeSubscriber {
   private readonly client: Redis;
 
-  constructor(redisUrl: string, onChange: (event: ToolChangedEvent) => void) {
+  constructor(
+    redisUrl: string,
+    private readonly prefix: string,
+    onChange: (event: ToolChangedEvent) => void,
+  ) {
     this.client = createRedis(redisUrl, 'subscriber', 'toolhost-worker-tool-changes');
     this.client.on('message', (_channel: string, message: string) => {
       try {
@@ -17,7 +21,7 @@ export class ToolChangeSubscriber {
   }
 
   async start(): Promise<void> {
-    await this.client.subscribe(TOOL_CHANGED_CHANNEL);
+    await this.client.subscribe(toolChangedChannel(this.prefix));
   }
 
   async close(): Promise<void> {
