@@ -73,7 +73,11 @@ export class WorkerModule {
               check: () =>
                 supervisor.isConsuming
                   ? Promise.resolve()
-                  : Promise.reject(new Error('waiting for Redis and the registry')),
+                  : Promise.reject(
+                      new Error(
+                        'no executor consumes yet (starting, replacing one, or waiting for Redis and the registry)',
+                      ),
+                    ),
             },
           ],
           inject: [WorkerSupervisor],
