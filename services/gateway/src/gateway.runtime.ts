@@ -57,6 +57,7 @@ export class GatewayRuntime {
   private readonly quota: LeasingQuotaStore;
   private readonly replies: ReplyWaiter & { close(): void | Promise<void> };
   private readonly redisCheck: RedisReadinessCheck;
+  private registryAnswered = false;
   private readonly extraConnections: Redis[] = [];
 
   constructor(config: GatewayConfig, metricsService: MetricsService) {
@@ -157,7 +158,17 @@ export class GatewayRuntime {
     this.redisCheck = new RedisReadinessCheck(config.REDIS_URL);
     this.readinessChecks = [
       this.redisCheck,
-      { name: 'registry', check: () => this.registry.ping() },
+      // Until the registry has answered once, the gateway knows no key or tool and could only answer 503. After that
+      // an outage of the registry does not make it unready: it serves the keys and tools it holds
+      // (REGISTRY_STALE_MS), where a probe failing with the registry pulled every gateway out of rotation at once.
+      {
+        name: 'registry',
+        check: async () => {
+          if (this.registryAnswered) return;
+          await this.registry.ping();
+          this.registryAnswered = true;
+        },
+      },
       // Without its subscriptions the gateway would miss replies (answering 202 late) and tool changes.
       { name: 'subscriptions', check: () => this.subscriber.check() },
     ];

@@ -116,6 +116,8 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
     expect(unresolvable.body.error.code).toBe('UNAVAILABLE');
     const listing = await call(gateway.url, 'GET', '/v1/tools', { key: 'fresh-key', timeoutMs: 5_000 });
     expect(listing.status).toBe(503);
+    // Still ready: it serves what it knows, and a probe failing now would take every gateway out of rotation.
+    expect((await call(gateway.url, 'GET', '/health/ready')).status).toBe(200);
     await registry.start();
     expect((await invoke({ tool: other.id, input: {} })).status).toBe(200);
   });
