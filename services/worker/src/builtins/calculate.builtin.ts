@@ -1,7 +1,7 @@
 import { all, create, type MathNode } from 'mathjs';
 import type { JsonValue } from '@toolhost/contracts';
 import { BuiltinInputError } from './builtin-input.error';
-import { ExpressionThread } from './expression-thread';
+import { ExpressionError, ExpressionThread } from './expression-thread';
 import type { BuiltinTool } from './builtin-tool';
 
 const MAX_EXPRESSION_LENGTH = 1_000;
@@ -282,6 +282,9 @@ export class CalculateBuiltin implements BuiltinTool {
       return { result: await this.thread.evaluate(expression) };
     } catch (error) {
       if (error instanceof BuiltinInputError) throw error;
+      // The evaluator itself unavailable (overloaded, starting, shutting down): the call could not be dispatched,
+      // which the code sees as a throw, not as its input's fault.
+      if (error instanceof ExpressionError && !error.byExpression) throw new Error(`calculate: ${error.message}`);
       throw new BuiltinInputError(error instanceof Error ? error.message : 'invalid expression');
     }
   }

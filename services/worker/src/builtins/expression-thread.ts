@@ -1,8 +1,18 @@
 import { Worker } from 'node:worker_threads';
 import type { JsonValue } from '@toolhost/contracts';
 
-/** Why an evaluation did not answer a value: the expression's own error, or a limit of the thread. */
-export class ExpressionError extends Error {}
+/**
+ * Why an evaluation did not answer a value. `byExpression`: the expression's own error or limit (its caller's to
+ * fix); otherwise the evaluator could not take it (overloaded, shutting down, the thread would not start).
+ */
+export class ExpressionError extends Error {
+  constructor(
+    message: string,
+    readonly byExpression: boolean,
+  ) {
+    super(message);
+  }
+}
 
 export interface ExpressionThreadOptions {
   /** CPU and wall time one expression may take once the thread has it. */
@@ -13,6 +23,8 @@ export interface ExpressionThreadOptions {
   maxQueued: number;
   /** The largest answer, in characters of its text. */
   maxResultChars: number;
+  /** How long a new thread may take to load mathjs before it counts as failed to start. */
+  startTimeoutMs?: number;
 }
 
 type Answer = { id: number; ok: true; result: JsonValue } | { id: number; ok: false; message: string };
@@ -59,18 +71,28 @@ parentPort.postMessage({ ready: true });
  * expression fails, and the next expression gets a new thread. The thread is started at the first expression
  * (loading mathjs takes a few hundred ms, which does not count against it) and never keeps the process alive.
  */
+/** After a thread failed to start, new expressions are refused this long, doubling up to 30 s. */
+const START_BACKOFF_FIRST_MS = 1_000;
+const START_BACKOFF_MAX_MS = 30_000;
+
 export class ExpressionThread {
   private worker: Worker | undefined;
   private ready = false;
   private readonly queue: Pending[] = [];
   private current: { pending: Pending; timer: NodeJS.Timeout } | undefined;
   private nextId = 1;
+  private startTimer: NodeJS.Timeout | undefined;
+  private failedStarts = 0;
+  private refuseUntil = 0;
 
   constructor(private readonly options: ExpressionThreadOptions) {}
 
   evaluate(expression: string): Promise<JsonValue> {
+    if (Date.now() < this.refuseUntil) {
+      return Promise.reject(new ExpressionError('the expression evaluator is not available; try again', false));
+    }
     if (this.queue.length >= this.options.maxQueued) {
-      return Promise.reject(new ExpressionError('too many expressions are waiting to be evaluated; try again'));
+      return Promise.reject(new ExpressionError('too many expressions are waiting to be evaluated; try again', false));
     }
     return new Promise<JsonValue>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, expression, resolve, reject });
@@ -83,27 +105,27 @@ export class ExpressionThread {
     const worker = this.worker;
     this.worker = undefined;
     this.ready = false;
-    for (const pending of this.queue.splice(0)) pending.reject(new ExpressionError('the worker is shutting down'));
-    if (this.current) this.fail(new ExpressionError('the worker is shutting down'));
+    clearTimeout(this.startTimer);
+    this.failQueued(new ExpressionError('the worker is shutting down', false));
+    if (this.current) this.fail(new ExpressionError('the worker is shutting down', false));
     await worker?.terminate();
   }
 
   private pump(): void {
-    this.holdProcess();
-    if (this.current !== undefined || this.queue.length === 0) return;
-    if (this.worker === undefined) {
-      this.start();
-      this.holdProcess();
-      return;
+    if (this.current === undefined && this.queue.length > 0) {
+      if (this.worker === undefined) this.start();
+      else if (this.ready) this.send(this.queue.shift()!);
     }
-    if (!this.ready) return;
-    const pending = this.queue.shift()!;
+    this.holdProcess();
+  }
+
+  private send(pending: Pending): void {
     const timer = setTimeout(() => {
-      this.fail(new ExpressionError(`the expression ran longer than ${this.options.timeoutMs} ms`));
+      this.fail(new ExpressionError(`the expression ran longer than ${this.options.timeoutMs} ms`, true));
       this.restart();
     }, this.options.timeoutMs);
     this.current = { pending, timer };
-    this.worker.postMessage({ id: pending.id, expression: pending.expression });
+    this.worker!.postMessage({ id: pending.id, expression: pending.expression });
   }
 
   /** An idle thread never keeps the process alive; one with work does, like any pending I/O. */
@@ -113,18 +135,50 @@ export class ExpressionThread {
     else this.worker.unref();
   }
 
+  /**
+   * A thread that cannot start (out of resources, a broken install) must not leave expressions waiting, nor be
+   * started again in a tight loop: the waiting ones fail, and new ones are refused for a growing while.
+   */
+  private startFailed(reason: string): void {
+    clearTimeout(this.startTimer);
+    const worker = this.worker;
+    this.worker = undefined;
+    this.ready = false;
+    void worker?.terminate();
+    this.failedStarts += 1;
+    this.refuseUntil =
+      Date.now() + Math.min(START_BACKOFF_FIRST_MS * 2 ** (this.failedStarts - 1), START_BACKOFF_MAX_MS);
+    this.failQueued(new ExpressionError(`the expression evaluator could not start: ${reason}`, false));
+  }
+
+  private failQueued(error: ExpressionError): void {
+    for (const pending of this.queue.splice(0)) pending.reject(error);
+  }
+
   private start(): void {
-    const worker = new Worker(THREAD_SOURCE, {
-      eval: true,
-      workerData: { mathjs: require.resolve('mathjs'), maxResultChars: this.options.maxResultChars },
-      resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
-    });
+    let worker: Worker;
+    try {
+      worker = new Worker(THREAD_SOURCE, {
+        eval: true,
+        workerData: { mathjs: require.resolve('mathjs'), maxResultChars: this.options.maxResultChars },
+        resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+      });
+    } catch (error) {
+      this.startFailed(error instanceof Error ? error.message : String(error));
+      return;
+    }
     this.worker = worker;
     this.ready = false;
+    this.startTimer = setTimeout(
+      () => this.startFailed('it did not load in time'),
+      this.options.startTimeoutMs ?? 10_000,
+    );
     worker.on('message', (message: Answer | { ready: true }) => {
       if (worker !== this.worker) return;
       if ('ready' in message) {
+        clearTimeout(this.startTimer);
         this.ready = true;
+        this.failedStarts = 0;
         this.pump();
         return;
       }
@@ -133,27 +187,28 @@ export class ExpressionThread {
       clearTimeout(current.timer);
       this.current = undefined;
       if (message.ok) current.pending.resolve(message.result);
-      else current.pending.reject(new ExpressionError(message.message));
+      else current.pending.reject(new ExpressionError(message.message, true));
       this.pump();
     });
-    // Out of memory (ERR_WORKER_OUT_OF_MEMORY) or any other death: the expression it held fails, a new thread follows.
-    worker.on('error', (error) => {
+    // Out of memory (ERR_WORKER_OUT_OF_MEMORY) or any other death: the expression it held fails, a new thread follows;
+    // a thread that dies before it is ready failed to start.
+    const died = (reason: string, outOfMemory: boolean): void => {
       if (worker !== this.worker) return;
-      const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      if (!this.ready) {
+        this.startFailed(reason);
+        return;
+      }
       this.fail(
-        new ExpressionError(
-          outOfMemory
-            ? `the expression used more than ${this.options.memoryMb} MB`
-            : `evaluation failed: ${error.message}`,
-        ),
+        outOfMemory
+          ? new ExpressionError(`the expression used more than ${this.options.memoryMb} MB`, true)
+          : new ExpressionError(`evaluation failed: ${reason}`, false),
       );
       this.restart();
-    });
-    worker.on('exit', () => {
-      if (worker !== this.worker) return;
-      this.fail(new ExpressionError('evaluation failed: the thread exited'));
-      this.restart();
-    });
+    };
+    worker.on('error', (error) =>
+      died(error.message, (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY'),
+    );
+    worker.on('exit', () => died('the thread exited', false));
     // After the listeners (adding a 'message' listener refs the thread again).
     this.holdProcess();
   }

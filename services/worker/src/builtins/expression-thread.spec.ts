@@ -1,0 +1,46 @@
+import { ExpressionError, ExpressionThread } from './expression-thread';
+
+const options = { timeoutMs: 2_000, memoryMb: 64, maxQueued: 4, maxResultChars: 1_000 };
+
+describe('ExpressionThread', () => {
+  it('fails what waits when its thread cannot start, and refuses new work for a while instead of retrying at once', async () => {
+    // Too little heap to load mathjs: the thread dies before it is ready.
+    const starved = new ExpressionThread({ ...options, memoryMb: 2 });
+    try {
+      const first = await starved.evaluate('1 + 1').catch((error: unknown) => error);
+      expect(first).toBeInstanceOf(ExpressionError);
+      expect(first).toMatchObject({ byExpression: false, message: expect.stringMatching(/could not start/) });
+      await expect(starved.evaluate('1 + 1')).rejects.toMatchObject({
+        byExpression: false,
+        message: expect.stringMatching(/not available/),
+      });
+    } finally {
+      await starved.close();
+    }
+  });
+
+  it('refuses expressions beyond its queue, as the evaluator being busy, not as the expression being wrong', async () => {
+    const thread = new ExpressionThread(options);
+    try {
+      const waiting = Array.from({ length: 4 }, (_, i) => thread.evaluate(`${i} + 1`));
+      await expect(thread.evaluate('9')).rejects.toMatchObject({ byExpression: false });
+      expect(await Promise.all(waiting)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("reports an expression past its memory as the expression's own limit, and goes on on a new thread", async () => {
+    const thread = new ExpressionThread({ ...options, memoryMb: 48 });
+    try {
+      // The thread has no allowlist (CalculateBuiltin checks that): 25 million numbers are far past 48 MB.
+      await expect(thread.evaluate('size(zeros(5000, 5000))')).rejects.toMatchObject({
+        byExpression: true,
+        message: 'the expression used more than 48 MB',
+      });
+      expect(await thread.evaluate('2 * 3')).toBe(6);
+    } finally {
+      await thread.close();
+    }
+  });
+});
