@@ -392,6 +392,40 @@ return refused`;
       expect(expectSucceeded(await grower).result).toBe(700);
     });
 
+    it('blames a loop stopped by a wall clock shorter than its own time limit (a nested run late in its tree)', async () => {
+      const outcome = await runtime.run(
+        request('for (;;) {}', { limits: { timeoutMs: 3_000, wallClockMs: 500 } as never }),
+        recordingBridge(),
+      );
+      expectFailed(outcome, 'TIMEOUT');
+      expect(outcome).not.toHaveProperty('blameless');
+    });
+
+    it('blames a run that crossed the memory limit after using the bridge (it cannot be run again)', async () => {
+      const limits = { memoryMb: 64, timeoutMs: 5_000 } as never;
+      const keep = (n: number): string =>
+        `const kept = []; for (let i = 0; i < ${n}; i++) kept.push(new Array(8e3).fill(i));`;
+      let hogWaiting = (): void => undefined;
+      const waiting = new Promise<void>((resolve) => (hogWaiting = resolve));
+      const hog = runtime.run(
+        request(`${keep(1_000)} await ctx.tools.never({}); return kept.length`, { tenantId: 'memory-bridge', limits }),
+        recordingBridge({
+          never: () => {
+            hogWaiting();
+            return new Promise(() => undefined);
+          },
+        }),
+      );
+      await waiting;
+      const grower = await runtime.run(
+        request(`await ctx.audit('started'); ${keep(700)} return kept.length`, { tenantId: 'memory-bridge', limits }),
+        recordingBridge(),
+      );
+      expectFailed(grower, 'MEMORY_LIMIT');
+      expect(grower).not.toHaveProperty('blameless');
+      expect(expectFailed(await hog, 'SANDBOX_CRASH')).toMatchObject({ blameless: true });
+    });
+
     it('CPU time after an await counts against the timeout', async () => {
       const code = 'await ctx.tools.echo({}); for (;;) {}';
       const outcome = await runtime.run(request(code, { limits: { timeoutMs: 200 } as never }), recordingBridge());

@@ -154,9 +154,13 @@ export class SandboxRuntime {
       }
       let end = await this.runIn(prepared, profile, request, inputJson, bridge, budget);
       // With async entries a run can wait in the isolate's queue behind another run that then gets the isolate
-      // disposed. If it never reached the bridge it had no side effects, so it is retried once in a fresh isolate.
-      if (end.kind === 'failed' && end.collateral === true && !end.usedBridge) {
-        end = await this.runIn(prepared, profile, request, inputJson, bridge, budget);
+      // disposed, or cross the isolate's memory limit that another run holds. If it never reached the bridge it had
+      // no side effects, so it is retried once in a fresh isolate, within what is left of its wall clock; whatever
+      // limit it hits there is its own.
+      const wallClockLeftMs = request.limits.wallClockMs - elapsed();
+      if (end.kind === 'failed' && end.collateral === true && !end.usedBridge && wallClockLeftMs >= 1) {
+        const retry = { ...request, limits: { ...request.limits, wallClockMs: wallClockLeftMs } };
+        end = await this.runIn(prepared, profile, retry, inputJson, bridge, budget, true);
       }
       return toOutcome(end, elapsed(), budget.taken - budgetBefore);
     } catch (error) {
@@ -181,9 +185,10 @@ export class SandboxRuntime {
     inputJson: string,
     bridge: ToolBridge,
     budget: CallBudget,
+    retry = false,
   ): Promise<RunEnd> {
     const isolate = this.isolateFor(request);
-    const end = await isolate.run(prepared, profile, request, inputJson, bridge, budget);
+    const end = await isolate.run(prepared, profile, request, inputJson, bridge, budget, retry);
     this.afterRun(isolate);
     return end;
   }

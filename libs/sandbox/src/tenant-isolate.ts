@@ -30,6 +30,8 @@ export interface EntryCounters {
 /** Host-side state of one run inside the isolate. */
 interface ActiveRun {
   id: number;
+  /** A second attempt after a collateral end: what it hits now is its own. */
+  retry: boolean;
   request: RunRequest;
   profile: CodeProfile;
   bridge: ToolBridge;
@@ -182,6 +184,7 @@ export class TenantIsolate {
     inputJson: string,
     bridge: ToolBridge,
     budget: CallBudget,
+    retry = false,
   ): Promise<RunEnd> {
     if (this.disposedReason !== undefined) {
       const reason = this.disposedReason;
@@ -198,6 +201,7 @@ export class TenantIsolate {
     return new Promise<RunEnd>((resolve) => {
       const run: ActiveRun = {
         id: this.nextRunId,
+        retry,
         request,
         profile,
         bridge,
@@ -343,13 +347,14 @@ export class TenantIsolate {
     const message = messageOf(error);
     if (/memory limit/i.test(message)) {
       // The limit is the isolate's: with other runs in it, the one whose allocation crossed it need not be the one
-      // holding the memory. It ends like its neighbours, and is retried alone if it had no side effects yet, which
-      // tells: a run that needs the memory fails again there, on its own.
+      // holding the memory. When it had no side effects yet it ends like its neighbours and is retried in a fresh
+      // isolate, which tells: there the limit it hits is blamed on it. One that used the bridge is blamed at once
+      // (it cannot be run again, and it was the one allocating).
       this.limitHit(
         run,
         ErrorCode.MEMORY_LIMIT,
         `the code used more than its ${run.request.limits.memoryMb} MB of memory`,
-        { collateral: this.runs.size > 1 },
+        { collateral: this.runs.size > 1 && !run.usedBridge && !run.retry },
       );
     } else if (/timed out/i.test(message)) {
       this.limitHit(run, ErrorCode.TIMEOUT, `the code ran longer than its ${run.request.limits.timeoutMs} ms timeout`);
@@ -374,12 +379,13 @@ export class TenantIsolate {
   private onWallClock(run: ActiveRun): void {
     if (run.done) return;
     const { wallClockMs } = run.request.limits;
-    // Not the code's doing either way: its own CPU time is bounded by timeoutMs on every entry, so past the wall clock
-    // it was waiting, on a ctx call or for the isolate behind its tenant's other runs.
     if (run.entries > 0) {
-      // An entry is queued or running (async entries) and cannot be taken back: the isolate goes.
+      // An entry is queued or running (async entries) and cannot be taken back: the isolate goes. When the wall clock
+      // is at least the code's own time limit, that is not the code's doing: its CPU time is bounded by timeoutMs on
+      // every entry, so it was waiting for the isolate behind its tenant's other runs. With less wall clock than that
+      // (a nested run late in its tree), a loop ends here first, and is blamed.
       this.limitHit(run, ErrorCode.TIMEOUT, `the invocation ran past its ${wallClockMs} ms wall clock`, {
-        blameless: true,
+        blameless: wallClockMs >= run.request.limits.timeoutMs,
       });
       return;
     }
@@ -388,6 +394,7 @@ export class TenantIsolate {
     this.finish(run, {
       kind: 'failed',
       error: { code: ErrorCode.TIMEOUT, message: `the invocation ran past its ${wallClockMs} ms wall clock` },
+      // It was waiting on a ctx call, not running.
       blameless: true,
     });
     this.cancelInIsolate(run.id);
