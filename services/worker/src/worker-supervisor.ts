@@ -19,6 +19,8 @@ import type { WorkerConfig } from './worker.config';
  * isolates, see executor.main.ts), ends the runs of one that dies, and reports their metrics as its own.
  * Nest hosts it for health, metrics and shutdown hooks.
  */
+const QUEUE_COUNTS_WAIT_MS = 500;
+
 export class WorkerSupervisor {
   private readonly redis: Redis;
   private readonly outcomes: OutcomePublisher;
@@ -63,10 +65,19 @@ export class WorkerSupervisor {
       {
         onCrash: async (workerId, reason) => {
           const ended = await this.recovery.recover(workerId, reason);
-          // The dead executor cannot count these; summed with the executors' own series of the same name.
-          if (ended > 0) crashedRuns.inc({ status: 'failed', code: ErrorCode.SANDBOX_CRASH }, ended);
+          // The dead executor cannot count these; summed with the executors' own series of the same name. A run
+          // whose caller had been answered ends with that answer, so each is counted by its own status and code.
+          for (const invocation of ended) {
+            crashedRuns.inc({ status: invocation.status, code: invocation.error?.code ?? 'OK' });
+          }
           await this.outcomes.drain();
-          if (ended > 0) this.logger.warn(`ended ${ended} run(s) of a dead executor as SANDBOX_CRASH`);
+          const crashed = ended.filter((invocation) => invocation.error?.code === ErrorCode.SANDBOX_CRASH).length;
+          if (ended.length > 0) {
+            this.logger.warn(
+              `ended ${ended.length} run(s) of a dead executor: ${crashed} as SANDBOX_CRASH, ` +
+                `${ended.length - crashed} with the answer their callers had`,
+            );
+          }
         },
         onLog: (level, message) => this.logger[level](message),
       },
@@ -86,13 +97,15 @@ export class WorkerSupervisor {
       (gauge) => gauge.set(this.pool.stats().rssBytes),
     );
     // Queue depth, for dashboards and for scaling workers on it (KEDA can read the same from Redis itself). Read at
-    // scrape time; a Redis that does not answer leaves the last values.
+    // scrape time, for at most half a second: this connection waits through an outage, and a scrape that waited with
+    // it would take the whole worker's metrics down when they matter most; the last values stay instead.
     this.queue = new Queue(INVOCATIONS_QUEUE, { connection: this.redis, prefix: config.QUEUE_PREFIX });
     this.queue.on('error', () => undefined);
     metrics.gauge('toolhost_worker_queue_jobs', 'Invocation jobs in the queue by state', ['state'], async (gauge) => {
-      const counts = await this.queue
-        .getJobCounts('waiting', 'prioritized', 'active', 'delayed')
-        .catch(() => undefined);
+      const counts = await Promise.race([
+        this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed').catch(() => undefined),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), QUEUE_COUNTS_WAIT_MS).unref()),
+      ]);
       if (counts === undefined) return;
       gauge.set({ state: 'waiting' }, (counts.waiting ?? 0) + (counts.prioritized ?? 0));
       gauge.set({ state: 'active' }, counts.active ?? 0);

@@ -75,7 +75,7 @@ describe('CrashedRunRecovery', () => {
     const several = await hold(['exec-a:1', 'exec-a:2', 'exec-a:3']);
     const [alone] = await hold(['exec-b:1']);
 
-    expect(await recovery.recover('exec-a', 'killed by SIGKILL')).toBe(3);
+    expect(await recovery.recover('exec-a', 'killed by SIGKILL')).toHaveLength(3);
     expect(published.map((o) => o.invocationId).sort()).toEqual(several.map((d) => d.invocationId).sort());
     for (const outcome of published) {
       expect(outcome).toMatchObject({ status: 'failed', errorCode: 'SANDBOX_CRASH', blameless: true });
@@ -90,7 +90,13 @@ describe('CrashedRunRecovery', () => {
 
     // ...until that one dies: its run was alone, the only suspect, and counts as the tool's failure.
     published.length = 0;
-    expect(await recovery.recover('exec-b', 'exit code 134')).toBe(1);
+    expect(await recovery.recover('exec-b', 'exit code 134')).toEqual([
+      expect.objectContaining({
+        id: alone.invocationId,
+        status: 'failed',
+        error: expect.objectContaining({ code: 'SANDBOX_CRASH' }),
+      }),
+    ]);
     expect(published).toHaveLength(1);
     expect(published[0]).toMatchObject({
       invocationId: alone.invocationId,
@@ -116,10 +122,18 @@ describe('CrashedRunRecovery', () => {
       durationMs: 3,
       logs: [],
     };
-    // What the executor does once the run has finished, before it completes the job; it then died.
+    // What the executor does once the run has finished, before it completes the job; it then died. (BullMQ's worker
+    // sets the token on the jobs it processes.)
+    job!.token = 'exec-c:1';
     await new ReplyPublisher(connection).answer(job!, invocation);
 
-    expect(await recovery.recover('exec-c', 'killed by SIGKILL')).toBe(2);
+    const ended = await recovery.recover('exec-c', 'killed by SIGKILL');
+    expect(ended.map((e) => [e.id, e.status]).sort()).toEqual(
+      [
+        [answered.invocationId, 'succeeded'],
+        [unanswered.invocationId, 'failed'],
+      ].sort(),
+    );
     const record = await queue.getJob(answered.invocationId);
     expect(await record?.getState()).toBe('completed');
     expect(record?.returnvalue).toEqual(invocation);
@@ -130,6 +144,21 @@ describe('CrashedRunRecovery', () => {
     expect(published.find((o) => o.invocationId === unanswered.invocationId)).toMatchObject({
       errorCode: 'SANDBOX_CRASH',
     });
+  });
+
+  it('does not record an answer for a job whose lock another holder has', async () => {
+    const [data] = await hold(['exec-e:1']);
+    const job = await queue.getJob(data.invocationId);
+    job!.token = 'exec-old:7';
+    await new ReplyPublisher(connection).answer(job!, {
+      id: data.invocationId,
+      tool: 'x',
+      toolId: data.toolId,
+      version: 1,
+      status: 'succeeded',
+      durationMs: 1,
+    });
+    expect((await queue.getJob(data.invocationId))?.returnvalue).toBeNull();
   });
 
   it('does not bring back a job whose record is gone when it records an answer', async () => {

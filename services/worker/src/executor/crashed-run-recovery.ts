@@ -29,10 +29,11 @@ export class CrashedRunRecovery {
   }
 
   /**
-   * Ends every active job locked by the BullMQ worker `workerId` (tokens are `${workerId}:<n>`). Returns how many.
+   * Ends every active job locked by the BullMQ worker `workerId` (tokens are `${workerId}:<n>`). Answers the
+   * invocations they ended with.
    * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
    */
-  async recover(workerId: string, reason: string): Promise<number> {
+  async recover(workerId: string, reason: string): Promise<Invocation[]> {
     const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
     for (const job of await this.queue.getActive()) {
       if (job.id === undefined) continue;
@@ -41,9 +42,12 @@ export class CrashedRunRecovery {
       held.push({ job, token });
     }
     const blameless = held.length > 1;
-    let recovered = 0;
-    for (const { job, token } of held) if (await this.end(job, token, reason, blameless)) recovered += 1;
-    return recovered;
+    const ended: Invocation[] = [];
+    for (const { job, token } of held) {
+      const invocation = await this.end(job, token, reason, blameless);
+      if (invocation) ended.push(invocation);
+    }
+    return ended;
   }
 
   async close(): Promise<void> {
@@ -55,7 +59,7 @@ export class CrashedRunRecovery {
     token: string,
     reason: string,
     blameless: boolean,
-  ): Promise<boolean> {
+  ): Promise<Invocation | undefined> {
     const data = job.data;
     const startedAt = new Date(job.processedOn ?? Date.now());
     const finishedAt = new Date();
@@ -90,11 +94,11 @@ export class CrashedRunRecovery {
       await job.moveToCompleted(invocation, token, false);
     } catch {
       // The lock moved on meanwhile (the stalled check took the job back): the job's next run will answer.
-      return false;
+      return undefined;
     }
     if (data.replyTo) {
       await this.replies.publish(data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
     }
-    return true;
+    return invocation;
   }
 }

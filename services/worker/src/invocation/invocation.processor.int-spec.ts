@@ -576,6 +576,31 @@ describe('InvocationProcessor', () => {
     });
   });
 
+  describe('the answer of record', () => {
+    it('writes the invocation into the job before it replies, while the job is still active', async () => {
+      const replies: Invocation[] = [];
+      subscriber.on('message', (_channel: string, message: string) => {
+        replies.push((JSON.parse(message) as { invocation: Invocation }).invocation);
+      });
+      const channel = `toolhost:replies:${prefix}`;
+      await subscriber.subscribe(channel);
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      processor((data) => Promise.resolve({ ...finished(data), settle: () => held }), 2).start();
+      const id = randomUUID();
+      await queue.add(INVOCATIONS_QUEUE, job(id, channel), invocationJobOptions(id));
+
+      await until(() => replies.length === 1);
+      // Its outcomes are not settled yet, so the job has not completed: the record already holds what was replied.
+      expect(await queue.getJobState(id)).toBe('active');
+      const recorded = await queueConnection.hget(`${prefix}:${INVOCATIONS_QUEUE}:${id}`, 'returnvalue');
+      expect(JSON.parse(recorded!)).toEqual(replies[0]);
+      release();
+      await until(async () => (await queue.getJobState(id)) === 'completed');
+      expect((await queue.getJob(id))?.returnvalue).toEqual(replies[0]);
+    });
+  });
+
   describe('infrastructure failures', () => {
     it('runs a job again while the registry is unreachable, long enough to outlast a registry restart', async () => {
       let runs = 0;

@@ -4,24 +4,35 @@ import type { Invocation } from '@toolhost/contracts';
 import type { InvocationJob, ReplyMessage } from '@toolhost/queue';
 
 /**
- * Writes the invocation into its job's `returnvalue` (only while the job exists: a job lost with Redis's data must
- * not come back as a hash holding nothing else) and publishes the reply, in one command. BullMQ writes the same
- * value there when the job completes; until then it tells crash recovery what the caller was answered.
+ * Writes the invocation into its job's `returnvalue` and publishes the reply, in one command. BullMQ writes the same
+ * value there when the job completes; until then it tells crash recovery what the caller was answered. Written only
+ * while the job exists (a job lost with Redis's data must not come back as a hash holding nothing else) and this
+ * run still holds its lock (an executor that froze, lost it, and woke after the job ran again elsewhere must not
+ * change that job's record).
  */
 const ANSWER_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'returnvalue', ARGV[1]) end
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('GET', KEYS[2]) == ARGV[4] then
+  redis.call('HSET', KEYS[1], 'returnvalue', ARGV[1])
+end
 if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 return 1`;
 const ANSWER_COMMAND = 'toolhostAnswer';
 
 type AnsweringRedis = Redis & {
-  toolhostAnswer(jobKey: string, invocation: string, channel: string, message: string): Promise<unknown>;
+  toolhostAnswer(
+    jobKey: string,
+    lockKey: string,
+    invocation: string,
+    channel: string,
+    message: string,
+    token: string,
+  ): Promise<unknown>;
 };
 
 /** Publishes a finished invocation on the waiting gateway's own channel. */
 export class ReplyPublisher {
   constructor(private readonly redis: Redis) {
-    redis.defineCommand(ANSWER_COMMAND, { numberOfKeys: 1, lua: ANSWER_SCRIPT });
+    redis.defineCommand(ANSWER_COMMAND, { numberOfKeys: 2, lua: ANSWER_SCRIPT });
   }
 
   async publish(channel: string, message: ReplyMessage): Promise<void> {
@@ -35,11 +46,14 @@ export class ReplyPublisher {
    */
   async answer(job: Job<InvocationJob, Invocation>, invocation: Invocation): Promise<void> {
     const message: ReplyMessage = { invocationId: invocation.id, invocation };
+    const jobKey = `${job.queueQualifiedName}:${job.id}`;
     await (this.redis as AnsweringRedis).toolhostAnswer(
-      `${job.queueQualifiedName}:${job.id}`,
+      jobKey,
+      `${jobKey}:lock`,
       JSON.stringify(invocation),
       job.data.replyTo ?? '',
       job.data.replyTo ? JSON.stringify(message) : '',
+      job.token ?? '',
     );
   }
 }
