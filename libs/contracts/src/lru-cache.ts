@@ -39,6 +39,7 @@ export class LruCache<K, V> {
     const entry = this.entries.get(key);
     if (entry && entry.expiresAt + this.staleMs <= Date.now()) {
       this.entries.delete(key);
+      this.failedAt.delete(key);
       return undefined;
     }
     return entry;
@@ -47,10 +48,12 @@ export class LruCache<K, V> {
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+    this.failedAt.delete(key);
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (oldest.done) break;
       this.entries.delete(oldest.value);
+      this.failedAt.delete(oldest.value);
     }
   }
 
@@ -84,7 +87,8 @@ export class LruCache<K, V> {
       if (!this.loading.has(key) && Date.now() >= pausedUntil) {
         this.reload(key, load).then(
           () => this.failedAt.delete(key),
-          () => this.failedAt.set(key, Date.now()),
+          // Only for a key still cached (delete() or eviction meanwhile leave nothing to pause).
+          () => this.entries.has(key) && this.failedAt.set(key, Date.now()),
         );
       }
       return stale.value;

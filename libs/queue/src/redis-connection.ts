@@ -42,8 +42,9 @@ export interface ConnectionStateLog {
 }
 
 /**
- * Logs a connection's outages once each: when it fails after being ready (the first error; ioredis then retries and
- * errors again on every attempt, unlogged), and when it is ready again, with how long it was away. Callers see each
+ * Logs a connection's outages once each: at its first error (a connection that drops, or that cannot connect at
+ * start; ioredis then retries and errors again on every attempt, unlogged), and when it is ready again, with how
+ * long it was away. A drop that the first reconnect heals raises no error, and is not logged. Callers see each
  * failure as a 503 or a retry; without this a Redis outage left no line in the gateway's or worker's logs.
  */
 export function reportConnectionState(client: Redis, name: string, log: ConnectionStateLog): void {

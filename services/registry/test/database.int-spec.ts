@@ -149,6 +149,17 @@ describe('waiting for Postgres at start', () => {
     }
   });
 
+  it('does not wait for a login Postgres refuses (no such role): that answer will not change', async () => {
+    const target = new URL(SERVER_URL);
+    const retries: number[] = [];
+    await expect(
+      waitForDatabase(`postgres://no_such_role_${randomUUID().slice(0, 8)}@${target.host}/anything`, 30_000, (_e, n) =>
+        retries.push(n),
+      ),
+    ).rejects.toThrow(/Postgres refused the connection: .*no_such_role/);
+    expect(retries).toEqual([]);
+  });
+
   it('gives up after its time, naming the last error', async () => {
     const port = await freePort();
     await expect(waitForDatabase(`postgres://postgres@127.0.0.1:${port}/anything`, 500)).rejects.toThrow(

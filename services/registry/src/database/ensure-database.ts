@@ -38,6 +38,9 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   }
 }
 
+/** SQLSTATEs of a refused login: invalid authorization or password, no such database, insufficient privilege. */
+const PERMANENT = new Set(['28000', '28P01', '3D000', '42501']);
+
 /** Why the database was not reachable in time: the last error, and how long the registry waited. */
 export class DatabaseUnreachableError extends Error {}
 
@@ -60,6 +63,11 @@ export async function waitForDatabase(
       await client.connect();
       return;
     } catch (error) {
+      // Wrong credentials, no such role or database, no permission: waiting will not change the answer.
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string' && PERMANENT.has(code)) {
+        throw new DatabaseUnreachableError(`Postgres refused the connection: ${(error as Error).message}`);
+      }
       if (Date.now() + delay > deadline) {
         throw new DatabaseUnreachableError(
           `Postgres did not accept a connection within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`,

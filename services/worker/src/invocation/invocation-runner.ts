@@ -236,7 +236,8 @@ export class InvocationRunner {
       // Calls the code left running (budget spent under Promise.all, never awaited) still add their audit rows:
       // the outcome is written once they are answered, and the tree's settle() waits for that.
       if (plan.callsAnswered === undefined) report();
-      else void plan.outcomes.track(plan.callsAnswered().then(report));
+      // (report() does not throw; the catch keeps a bug there from ending the process as an unhandled rejection.)
+      else void plan.outcomes.track(plan.callsAnswered().then(report)).catch(() => undefined);
     }
     return invocation;
   }

@@ -344,12 +344,14 @@ export class InvocationProcessor {
    * (usage, failures, audit rows); that is logged and counted (`toolhost_worker_outcomes_lost_total`) instead.
    */
   private async settleOutcomes(result: RootResult): Promise<void> {
-    const deadline = Date.now() + this.outcomeRetryMs;
+    // From the first failed write, not from the start: settle() first waits for the calls the run left in flight.
+    let deadline: number | undefined;
     for (let delay = OUTCOME_BACKOFF_FIRST_MS; ; delay = Math.min(delay * 2, OUTCOME_BACKOFF_MAX_MS)) {
       try {
         await result.settle();
         return;
       } catch (error) {
+        deadline ??= Date.now() + this.outcomeRetryMs;
         if (Date.now() + delay > deadline) {
           // settle() rejects with OutcomeWriteError only.
           this.hooks.onOutcomesLost(result.invocation, (error as OutcomeWriteError).unwritten, error);
