@@ -33,6 +33,8 @@ export interface ProcessorHooks {
   onInfrastructureFailure(): void;
   /** `lost` outcomes of a finished tree could not be written: the registry will not count those runs. */
   onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void;
+  /** BullMQ's worker reported an error of its own (a failed fetch, a lost lock, a connection error). */
+  onWorkerError?(error: Error): void;
 }
 
 const OUTCOME_RETRY_MS = 10_000;
@@ -306,7 +308,7 @@ export class InvocationProcessor {
     this.outcomeRetryMs = options.outcomeRetryMs ?? OUTCOME_RETRY_MS;
     this.worker = new ReplyFirstWorker((job) => this.handle(job), options);
     this.worker.on('failed', (job, error) => void this.onFailed(job, error));
-    this.worker.on('error', () => undefined);
+    this.worker.on('error', (error) => this.hooks.onWorkerError?.(error));
   }
 
   start(): void {

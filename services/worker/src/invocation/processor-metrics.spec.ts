@@ -33,4 +33,24 @@ describe('ProcessorMetrics', () => {
     const lost = await registry.getSingleMetric('toolhost_worker_outcomes_lost_total')?.get();
     expect(lost?.values[0]?.value).toBe(2);
   });
+
+  it("counts every error of BullMQ's worker and logs them at most every 10 s, with how many came", async () => {
+    const registry = new Registry();
+    const entries: object[] = [];
+    const metrics = new ProcessorMetrics(metricsOn(registry), { error: (entry) => entries.push(entry) });
+    const now = jest.spyOn(Date, 'now').mockReturnValue(100_000);
+    try {
+      for (let i = 0; i < 5; i += 1) metrics.onWorkerError(new Error('Connection is closed.'));
+      now.mockReturnValue(110_000);
+      metrics.onWorkerError(new Error('Missing lock for job 7. moveToFinished'));
+    } finally {
+      now.mockRestore();
+    }
+    expect(entries).toEqual([
+      { msg: 'the queue worker reported an error', error: 'Connection is closed.', count: 1 },
+      { msg: 'the queue worker reported an error', error: 'Missing lock for job 7. moveToFinished', count: 5 },
+    ]);
+    const counted = await registry.getSingleMetric('toolhost_worker_queue_errors_total')?.get();
+    expect(counted?.values[0]?.value).toBe(6);
+  });
 });

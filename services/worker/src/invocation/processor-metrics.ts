@@ -7,12 +7,17 @@ export interface ErrorLog {
   error(entry: object): void;
 }
 
+const WORKER_ERROR_LOG_EVERY_MS = 10_000;
+
 /** What the invocation processor reports: finished invocations and their run time, failed jobs, lost outcomes. */
 export class ProcessorMetrics implements ProcessorHooks {
   private readonly finished;
   private readonly duration;
   private readonly infraFailures;
   private readonly outcomesLost;
+  private readonly workerErrors;
+  private workerErrorLoggedAt = Number.NEGATIVE_INFINITY;
+  private workerErrorsUnlogged = 0;
 
   constructor(
     metrics: Pick<MetricsService, 'counter' | 'histogram'>,
@@ -33,6 +38,28 @@ export class ProcessorMetrics implements ProcessorHooks {
       'toolhost_worker_outcomes_lost_total',
       'Outcomes of finished runs that could not be written, so the registry does not count those runs',
     );
+    this.workerErrors = metrics.counter(
+      'toolhost_worker_queue_errors_total',
+      "Errors BullMQ's worker reported of its own (failed fetches, lost locks, connection errors)",
+    );
+  }
+
+  /**
+   * Counted, and logged at most every 10 s with how many came since the last line: during an outage BullMQ reports
+   * one per attempt of its loop. They were dropped unseen, a lost lock included.
+   */
+  onWorkerError(error: Error): void {
+    this.workerErrors.inc();
+    this.workerErrorsUnlogged += 1;
+    const now = Date.now();
+    if (now - this.workerErrorLoggedAt < WORKER_ERROR_LOG_EVERY_MS) return;
+    this.logger.error({
+      msg: 'the queue worker reported an error',
+      error: error.message,
+      count: this.workerErrorsUnlogged,
+    });
+    this.workerErrorLoggedAt = now;
+    this.workerErrorsUnlogged = 0;
   }
 
   onFinished(invocation: Invocation, seconds: number): void {
