@@ -1,5 +1,6 @@
 import { all, create, type MathNode } from 'mathjs';
 import type { JsonValue } from '@toolhost/contracts';
+import type { RunContext } from '@toolhost/sandbox';
 import { BuiltinInputError } from './builtin-input.error';
 import { ExpressionError, ExpressionThread } from './expression-thread';
 import type { BuiltinTool } from './builtin-tool';
@@ -267,11 +268,12 @@ export class CalculateBuiltin implements BuiltinTool {
       timeoutMs: options.timeoutMs ?? 500,
       memoryMb: 64,
       maxQueued: 256,
+      maxQueuedPerTenant: 32,
       maxResultChars: 64 * 1024,
     });
   }
 
-  async call(input: JsonValue): Promise<JsonValue> {
+  async call(input: JsonValue, _context?: RunContext, tenantId = ''): Promise<JsonValue> {
     const expression =
       typeof input === 'object' && input !== null && !Array.isArray(input) ? input.expression : undefined;
     if (typeof expression !== 'string' || expression.length === 0 || expression.length > MAX_EXPRESSION_LENGTH) {
@@ -279,7 +281,7 @@ export class CalculateBuiltin implements BuiltinTool {
     }
     try {
       check(math.parse(expression), new Set());
-      return { result: await this.thread.evaluate(expression) };
+      return { result: await this.thread.evaluate(expression, tenantId) };
     } catch (error) {
       if (error instanceof BuiltinInputError) throw error;
       // The evaluator itself unavailable (overloaded, starting, shutting down): the call could not be dispatched,

@@ -30,6 +30,21 @@ describe('ExpressionThread', () => {
     }
   });
 
+  it('refuses a tenant more expressions than its share, while others still get theirs', async () => {
+    const thread = new ExpressionThread({ ...options, maxQueued: 100, maxQueuedPerTenant: 3 });
+    try {
+      const mine = Array.from({ length: 3 }, (_, i) => thread.evaluate(`${i} * 10`, 'tenant-a'));
+      await expect(thread.evaluate('1', 'tenant-a')).rejects.toMatchObject({ byExpression: false });
+      const theirs = thread.evaluate('2 + 2', 'tenant-b');
+      expect(await Promise.all(mine)).toEqual([0, 10, 20]);
+      expect(await theirs).toBe(4);
+      // Its share is back once its expressions are answered.
+      expect(await thread.evaluate('5', 'tenant-a')).toBe(5);
+    } finally {
+      await thread.close();
+    }
+  });
+
   it("reports an expression past its memory as the expression's own limit, and goes on on a new thread", async () => {
     const thread = new ExpressionThread({ ...options, memoryMb: 48 });
     try {

@@ -21,6 +21,11 @@ export interface ExpressionThreadOptions {
   memoryMb: number;
   /** Expressions waiting for the thread beyond this are refused at once. */
   maxQueued: number;
+  /**
+   * Expressions one tenant may have waiting or running at once: the thread is every tenant's, and one tenant's
+   * queue of slow expressions would otherwise hold everyone else's calls for seconds.
+   */
+  maxQueuedPerTenant?: number;
   /** The largest answer, in characters of its text. */
   maxResultChars: number;
   /** How long a new thread may take to load mathjs before it counts as failed to start. */
@@ -84,20 +89,32 @@ export class ExpressionThread {
   private startTimer: NodeJS.Timeout | undefined;
   private failedStarts = 0;
   private refuseUntil = 0;
+  /** Expressions waiting or running, by tenant. */
+  private readonly perTenant = new Map<string, number>();
 
   constructor(private readonly options: ExpressionThreadOptions) {}
 
-  evaluate(expression: string): Promise<JsonValue> {
+  evaluate(expression: string, tenant = ''): Promise<JsonValue> {
     if (Date.now() < this.refuseUntil) {
       return Promise.reject(new ExpressionError('the expression evaluator is not available; try again', false));
     }
-    if (this.queue.length >= this.options.maxQueued) {
+    const held = this.perTenant.get(tenant) ?? 0;
+    if (
+      this.queue.length >= this.options.maxQueued ||
+      held >= (this.options.maxQueuedPerTenant ?? Number.POSITIVE_INFINITY)
+    ) {
       return Promise.reject(new ExpressionError('too many expressions are waiting to be evaluated; try again', false));
     }
+    this.perTenant.set(tenant, held + 1);
+    const release = (): void => {
+      const left = (this.perTenant.get(tenant) ?? 1) - 1;
+      if (left > 0) this.perTenant.set(tenant, left);
+      else this.perTenant.delete(tenant);
+    };
     return new Promise<JsonValue>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, expression, resolve, reject });
       this.pump();
-    });
+    }).finally(release);
   }
 
   /** Ends the thread; expressions still waiting fail. */

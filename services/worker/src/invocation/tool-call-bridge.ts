@@ -126,7 +126,7 @@ export class ToolCallBridge implements ToolBridge {
           details: { tool: name, errors: problemsJson(check.problems), received: input },
         };
       try {
-        return await local.call(input, this.runContext);
+        return await local.call(input, this.runContext, this.caller.tenantId);
       } catch (error) {
         if (error instanceof BuiltinInputError) {
           return { error: 'VALIDATION_FAILED', details: { tool: name, message: error.message } };
