@@ -45,6 +45,26 @@ describe('ExpressionThread', () => {
     }
   });
 
+  it('serves tenants in turn, not in arrival order', async () => {
+    const thread = new ExpressionThread({ ...options, maxQueued: 100 });
+    try {
+      await thread.evaluate('0', 'warm-up');
+      const order: string[] = [];
+      const track = (label: string, tenant: string) => thread.evaluate('1', tenant).then(() => order.push(label));
+      await Promise.all([
+        track('a1', 'tenant-a'),
+        track('a2', 'tenant-a'),
+        track('a3', 'tenant-a'),
+        track('b1', 'tenant-b'),
+        track('c1', 'tenant-c'),
+      ]);
+      // a1 was sent at once; then each tenant in turn.
+      expect(order).toEqual(['a1', 'a2', 'b1', 'c1', 'a3']);
+    } finally {
+      await thread.close();
+    }
+  });
+
   it("reports an expression past its memory as the expression's own limit, and goes on on a new thread", async () => {
     const thread = new ExpressionThread({ ...options, memoryMb: 48 });
     try {

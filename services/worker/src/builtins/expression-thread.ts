@@ -76,6 +76,41 @@ parentPort.postMessage({ ready: true });
  * expression fails, and the next expression gets a new thread. The thread is started at the first expression
  * (loading mathjs takes a few hundred ms, which does not count against it) and never keeps the process alive.
  */
+/**
+ * Waiting items served one tenant at a time, in turn (Map order is the turn order): a tenant with many expressions
+ * waiting does not hold back another's one.
+ */
+class TenantTurns<T> {
+  private readonly byTenant = new Map<string, T[]>();
+  length = 0;
+
+  push(tenant: string, item: T): void {
+    const waiting = this.byTenant.get(tenant);
+    if (waiting) waiting.push(item);
+    else this.byTenant.set(tenant, [item]);
+    this.length += 1;
+  }
+
+  shift(): T | undefined {
+    const next = this.byTenant.entries().next();
+    if (next.done) return undefined;
+    const [tenant, waiting] = next.value;
+    const item = waiting.shift();
+    // To the back of the turn order, or out when it has nothing left.
+    this.byTenant.delete(tenant);
+    if (waiting.length > 0) this.byTenant.set(tenant, waiting);
+    this.length -= 1;
+    return item;
+  }
+
+  drain(): T[] {
+    const all = [...this.byTenant.values()].flat();
+    this.byTenant.clear();
+    this.length = 0;
+    return all;
+  }
+}
+
 /** After a thread failed to start, new expressions are refused this long, doubling up to 30 s. */
 const START_BACKOFF_FIRST_MS = 1_000;
 const START_BACKOFF_MAX_MS = 30_000;
@@ -83,7 +118,7 @@ const START_BACKOFF_MAX_MS = 30_000;
 export class ExpressionThread {
   private worker: Worker | undefined;
   private ready = false;
-  private readonly queue: Pending[] = [];
+  private readonly queue = new TenantTurns<Pending>();
   private current: { pending: Pending; timer: NodeJS.Timeout } | undefined;
   private nextId = 1;
   private startTimer: NodeJS.Timeout | undefined;
@@ -112,7 +147,7 @@ export class ExpressionThread {
       else this.perTenant.delete(tenant);
     };
     return new Promise<JsonValue>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, expression, resolve, reject });
+      this.queue.push(tenant, { id: this.nextId++, expression, resolve, reject });
       this.pump();
     }).finally(release);
   }
@@ -169,7 +204,7 @@ export class ExpressionThread {
   }
 
   private failQueued(error: ExpressionError): void {
-    for (const pending of this.queue.splice(0)) pending.reject(error);
+    for (const pending of this.queue.drain()) pending.reject(error);
   }
 
   private start(): void {
