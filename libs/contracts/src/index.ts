@@ -7,6 +7,7 @@ export * from './registry.schemas';
 export * from './api-key';
 export * from './internal-api.types';
 export * from './lru-cache';
+export * from './log-throttle';
 export * from './gateway.schemas';
 export * from './input-validator-cache';
 export * from './http-error-response';

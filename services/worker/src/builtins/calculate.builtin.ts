@@ -111,31 +111,17 @@ const FUNCTIONS = new Set([
   'size',
 ]);
 
-/** Operators, by the function they call. */
+/**
+ * Operators, by the function they call: every allowed function an operator calls (`+` is add, `to` is to, `!` is
+ * factorial), and these, which only operators reach.
+ */
 const OPERATORS = new Set([
-  'add',
-  'subtract',
-  'multiply',
-  'divide',
-  'mod',
-  'pow',
+  ...FUNCTIONS,
   'unaryMinus',
   'unaryPlus',
-  'factorial',
   'dotMultiply',
   'dotDivide',
   'dotPow',
-  'to',
-  'equal',
-  'unequal',
-  'larger',
-  'largerEq',
-  'smaller',
-  'smallerEq',
-  'and',
-  'or',
-  'xor',
-  'not',
   'bitAnd',
   'bitOr',
   'bitXor',
@@ -143,7 +129,6 @@ const OPERATORS = new Set([
   'leftShift',
   'rightArithShift',
   'rightLogShift',
-  'transpose',
   'ctranspose',
 ]);
 

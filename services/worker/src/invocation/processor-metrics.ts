@@ -1,4 +1,4 @@
-import type { Invocation } from '@toolhost/contracts';
+import { LogThrottle, type Invocation } from '@toolhost/contracts';
 import type { MetricsService } from '@toolhost/observability';
 import type { ProcessorHooks } from './invocation.processor';
 
@@ -7,8 +7,6 @@ export interface ErrorLog {
   error(entry: object): void;
 }
 
-const WORKER_ERROR_LOG_EVERY_MS = 10_000;
-
 /** What the invocation processor reports: finished invocations and their run time, failed jobs, lost outcomes. */
 export class ProcessorMetrics implements ProcessorHooks {
   private readonly finished;
@@ -16,8 +14,7 @@ export class ProcessorMetrics implements ProcessorHooks {
   private readonly infraFailures;
   private readonly outcomesLost;
   private readonly workerErrors;
-  private workerErrorLoggedAt = Number.NEGATIVE_INFINITY;
-  private workerErrorsUnlogged = 0;
+  private readonly workerErrorLog = new LogThrottle(10_000);
 
   constructor(
     metrics: Pick<MetricsService, 'counter' | 'histogram'>,
@@ -50,16 +47,9 @@ export class ProcessorMetrics implements ProcessorHooks {
    */
   onWorkerError(error: Error): void {
     this.workerErrors.inc();
-    this.workerErrorsUnlogged += 1;
-    const now = Date.now();
-    if (now - this.workerErrorLoggedAt < WORKER_ERROR_LOG_EVERY_MS) return;
-    this.logger.error({
-      msg: 'the queue worker reported an error',
-      error: error.message,
-      count: this.workerErrorsUnlogged,
-    });
-    this.workerErrorLoggedAt = now;
-    this.workerErrorsUnlogged = 0;
+    const count = this.workerErrorLog.next();
+    if (count === undefined) return;
+    this.logger.error({ msg: 'the queue worker reported an error', error: error.message, count });
   }
 
   onFinished(invocation: Invocation, seconds: number): void {
