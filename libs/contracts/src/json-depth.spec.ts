@@ -1,4 +1,4 @@
-import { jsonTextDepthExceeds, jsonValueDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
+import { jsonTextDepthExceeds, jsonValueDepthExceeds, MAX_JSON_DEPTH, stringifyWithinDepth } from './json-depth';
 
 const nested = (depth: number): unknown => {
   let value: unknown = 1;
@@ -32,5 +32,13 @@ describe('JSON nesting depth', () => {
     expect(jsonValueDepthExceeds(wide)).toBe(true);
     expect(jsonTextDepthExceeds(JSON.stringify(wide))).toBe(true);
     expect(jsonValueDepthExceeds({ a: Array.from({ length: 1_000 }, () => ({ b: [1] })) })).toBe(false);
+  });
+
+  it('writes a value within the bound, and answers undefined for one deeper, however deep', () => {
+    expect(stringifyWithinDepth({ a: [1, { b: 'x' }] })).toBe('{"a":[1,{"b":"x"}]}');
+    expect(stringifyWithinDepth(nested(MAX_JSON_DEPTH))).toBe(JSON.stringify(nested(MAX_JSON_DEPTH)));
+    expect(stringifyWithinDepth(undefined)).toBe('null');
+    // 100,000 levels overflow JSON.stringify itself.
+    for (const depth of [MAX_JSON_DEPTH + 1, 100_000]) expect(stringifyWithinDepth(nested(depth))).toBeUndefined();
   });
 });

@@ -40,3 +40,20 @@ export function jsonValueDepthExceeds(value: unknown, limit = MAX_JSON_DEPTH): b
   };
   return exceeds(value, 0);
 }
+
+/**
+ * The JSON text of `value`, or undefined when it nests deeper than `limit`. Written first, then scanned (a scan
+ * that short texts skip), rather than walked as a value and then written: the common small value costs one
+ * `JSON.stringify`. A value too deep for `JSON.stringify` itself (its stack gives out) is too deep as well.
+ */
+export function stringifyWithinDepth(value: unknown, limit = MAX_JSON_DEPTH): string | undefined {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) return undefined;
+    throw error;
+  }
+  if (json === undefined) return 'null';
+  return jsonTextDepthExceeds(json, limit) ? undefined : json;
+}

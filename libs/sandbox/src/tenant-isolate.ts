@@ -1,7 +1,7 @@
 import {
   ErrorCode,
   jsonTextDepthExceeds,
-  jsonValueDepthExceeds,
+  stringifyWithinDepth,
   MAX_JSON_DEPTH,
   type JsonValue,
 } from '@toolhost/contracts';
@@ -72,8 +72,9 @@ function parseArgument(label: string, json: string): JsonValue {
 
 /** What a `ctx.tools` call resolves to, as JSON text for the isolate. */
 function answerJson(value: unknown): string {
-  if (jsonValueDepthExceeds(value)) throw new RangeError(`the answer is nested deeper than ${MAX_JSON_DEPTH} levels`);
-  return JSON.stringify(value) ?? 'null';
+  const json = stringifyWithinDepth(value);
+  if (json === undefined) throw new RangeError(`the answer is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return json;
 }
 
 function messageOf(error: unknown): string {

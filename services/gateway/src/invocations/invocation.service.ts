@@ -4,8 +4,8 @@ import {
   ErrorCode,
   InputSchemaError,
   invokeRequestSchema,
-  jsonValueDepthExceeds,
   MAX_JSON_DEPTH,
+  stringifyWithinDepth,
   toolNameOf,
   type InputValidatorCache,
   type Invocation,
@@ -125,13 +125,13 @@ export class InvocationService {
   private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
     // Before the tool cache is read: until the subscriber has resynchronised, it may hold tools changed meanwhile.
     if (this.settings.listening && !this.settings.listening()) throw GatewayError.unavailable(NOT_LISTENING);
-    // Before anything serializes it (JSON.stringify overflows its stack a few thousand levels down).
-    if (jsonValueDepthExceeds(request.input)) {
+    const inputJson = stringifyWithinDepth(request.input);
+    if (inputJson === undefined) {
       throw GatewayError.badRequest(`input is nested deeper than ${MAX_JSON_DEPTH} levels`, {
         limitDepth: MAX_JSON_DEPTH,
       });
     }
-    const inputBytes = Buffer.byteLength(JSON.stringify(request.input), 'utf8');
+    const inputBytes = Buffer.byteLength(inputJson, 'utf8');
     if (inputBytes > this.settings.maxInputBytes) {
       throw GatewayError.payloadTooLarge(`input is ${inputBytes} bytes; the limit is ${this.settings.maxInputBytes}`, {
         limitBytes: this.settings.maxInputBytes,

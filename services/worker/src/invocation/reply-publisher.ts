@@ -45,14 +45,16 @@ export class ReplyPublisher {
    * SANDBOX_CRASH, so the caller had been answered one thing and the job record, polled, said another.
    */
   async answer(job: Job<InvocationJob, Invocation>, invocation: Invocation): Promise<void> {
-    const message: ReplyMessage = { invocationId: invocation.id, invocation };
     const jobKey = `${job.queueQualifiedName}:${job.id}`;
+    // The invocation is written once; the reply (a ReplyMessage) wraps the same text.
+    const invocationJson = JSON.stringify(invocation);
+    const message = `{"invocationId":${JSON.stringify(invocation.id)},"invocation":${invocationJson}}`;
     await (this.redis as AnsweringRedis).toolhostAnswer(
       jobKey,
       `${jobKey}:lock`,
-      JSON.stringify(invocation),
+      invocationJson,
       job.data.replyTo ?? '',
-      job.data.replyTo ? JSON.stringify(message) : '',
+      job.data.replyTo ? message : '',
       job.token ?? '',
     );
   }
