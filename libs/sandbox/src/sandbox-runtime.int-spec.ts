@@ -2,6 +2,7 @@ import { BudgetExceededError } from './budget-exceeded.error';
 import { CallBudget } from './call-budget';
 import { SandboxRuntime } from './sandbox-runtime';
 import { expectFailed, expectSucceeded, recordingBridge, request } from './sandbox-test.fixtures';
+import type { RunOutcome } from './sandbox.types';
 
 describe.each(['adaptive', 'sync'] as const)('entry mode %s', (entryMode) => {
   const runtime = new SandboxRuntime({ entryMode });
@@ -362,28 +363,33 @@ return refused`;
       expectSucceeded(await runtime.run(request('return 1'), recordingBridge()));
     });
 
-    it('does not blame the run whose allocation crossed an isolate limit that another run holds', async () => {
-      const limits = { memoryMb: 64, timeoutMs: 5_000 } as never;
-      // Arrays of 8,000 numbers (64 KB): the hog keeps 1,000, the grower 700; each fits in 64 MB alone, not together.
-      const keep = (n: number): string =>
-        `const kept = []; for (let i = 0; i < ${n}; i++) kept.push(new Array(8e3).fill(i));`;
-      let hogWaiting = (): void => undefined;
-      const waiting = new Promise<void>((resolve) => (hogWaiting = resolve));
+    const MEMORY_LIMITS = { memoryMb: 64, timeoutMs: 5_000 } as never;
+    /** Code keeping `n` arrays of 8,000 numbers (64 KB each): 1,000 and 700 each fit in 64 MB alone, not together. */
+    const keep = (n: number): string =>
+      `const kept = []; for (let i = 0; i < ${n}; i++) kept.push(new Array(8e3).fill(i));`;
+
+    /** Starts a run of `tenantId` holding 1,000 of them while it waits on a ctx call that never answers; resolves once it waits. */
+    async function hogWaiting(tenantId: string): Promise<{ hog: Promise<RunOutcome> }> {
+      let waiting = (): void => undefined;
+      const reached = new Promise<void>((resolve) => (waiting = resolve));
       const hog = runtime.run(
-        request(`${keep(1_000)} await ctx.tools.never({}); return kept.length`, {
-          tenantId: 'memory-neighbours',
-          limits,
-        }),
+        request(`${keep(1_000)} await ctx.tools.never({}); return kept.length`, { tenantId, limits: MEMORY_LIMITS }),
         recordingBridge({
           never: () => {
-            hogWaiting();
+            waiting();
             return new Promise(() => undefined);
           },
         }),
       );
-      await waiting;
+      await reached;
+      // Wrapped: returned bare, the async function's promise would wait for the hog itself.
+      return { hog };
+    }
+
+    it('does not blame the run whose allocation crossed an isolate limit that another run holds', async () => {
+      const { hog } = await hogWaiting('memory-neighbours');
       const grower = runtime.run(
-        request(`${keep(700)} return kept.length`, { tenantId: 'memory-neighbours', limits }),
+        request(`${keep(700)} return kept.length`, { tenantId: 'memory-neighbours', limits: MEMORY_LIMITS }),
         recordingBridge(),
       );
       // The hog ends with its isolate, blameless (it used the bridge, so it is not run again).
@@ -402,23 +408,12 @@ return refused`;
     });
 
     it('blames a run that crossed the memory limit after using the bridge (it cannot be run again)', async () => {
-      const limits = { memoryMb: 64, timeoutMs: 5_000 } as never;
-      const keep = (n: number): string =>
-        `const kept = []; for (let i = 0; i < ${n}; i++) kept.push(new Array(8e3).fill(i));`;
-      let hogWaiting = (): void => undefined;
-      const waiting = new Promise<void>((resolve) => (hogWaiting = resolve));
-      const hog = runtime.run(
-        request(`${keep(1_000)} await ctx.tools.never({}); return kept.length`, { tenantId: 'memory-bridge', limits }),
-        recordingBridge({
-          never: () => {
-            hogWaiting();
-            return new Promise(() => undefined);
-          },
-        }),
-      );
-      await waiting;
+      const { hog } = await hogWaiting('memory-bridge');
       const grower = await runtime.run(
-        request(`await ctx.audit('started'); ${keep(700)} return kept.length`, { tenantId: 'memory-bridge', limits }),
+        request(`await ctx.audit('started'); ${keep(700)} return kept.length`, {
+          tenantId: 'memory-bridge',
+          limits: MEMORY_LIMITS,
+        }),
         recordingBridge(),
       );
       expectFailed(grower, 'MEMORY_LIMIT');

@@ -108,24 +108,35 @@ describe('CrashedRunRecovery', () => {
     expect(await (await queue.getJob(alone.invocationId))?.getState()).toBe('completed');
   });
 
+  /** A succeeded invocation of `data`'s job. */
+  const succeeded = (data: InvocationJob): Invocation => ({
+    id: data.invocationId,
+    tool: `custom_${data.toolId}`,
+    toolId: data.toolId,
+    version: 1,
+    status: 'succeeded',
+    result: 'my-slug',
+    content: [{ type: 'text', text: 'my-slug' }],
+    durationMs: 3,
+    logs: [],
+  });
+
+  /**
+   * What the executor does once a run has finished, before it completes the job: records the answer, as the run
+   * holding the job with `token` (BullMQ's worker sets it on the jobs it processes).
+   */
+  async function answerAs(data: InvocationJob, token: string): Promise<Invocation> {
+    const job = await queue.getJob(data.invocationId);
+    job!.token = token;
+    const invocation = succeeded(data);
+    await new ReplyPublisher(connection).answer(job!, invocation);
+    return invocation;
+  }
+
   it('completes a job whose caller was already answered with that answer, not SANDBOX_CRASH', async () => {
     const [answered, unanswered] = await hold(['exec-c:1', 'exec-c:2']);
-    const job = await queue.getJob(answered.invocationId);
-    const invocation: Invocation = {
-      id: answered.invocationId,
-      tool: `custom_${answered.toolId}`,
-      toolId: answered.toolId,
-      version: 1,
-      status: 'succeeded',
-      result: 'my-slug',
-      content: [{ type: 'text', text: 'my-slug' }],
-      durationMs: 3,
-      logs: [],
-    };
-    // What the executor does once the run has finished, before it completes the job; it then died. (BullMQ's worker
-    // sets the token on the jobs it processes.)
-    job!.token = 'exec-c:1';
-    await new ReplyPublisher(connection).answer(job!, invocation);
+    // The executor answered, then died before completing the job.
+    const invocation = await answerAs(answered, 'exec-c:1');
 
     const ended = await recovery.recover('exec-c', 'killed by SIGKILL');
     expect(ended.map((e) => [e.id, e.status]).sort()).toEqual(
@@ -148,31 +159,18 @@ describe('CrashedRunRecovery', () => {
 
   it('does not record an answer for a job whose lock another holder has', async () => {
     const [data] = await hold(['exec-e:1']);
-    const job = await queue.getJob(data.invocationId);
-    job!.token = 'exec-old:7';
-    await new ReplyPublisher(connection).answer(job!, {
-      id: data.invocationId,
-      tool: 'x',
-      toolId: data.toolId,
-      version: 1,
-      status: 'succeeded',
-      durationMs: 1,
-    });
+    await answerAs(data, 'exec-old:7');
     expect((await queue.getJob(data.invocationId))?.returnvalue).toBeNull();
   });
 
   it('does not bring back a job whose record is gone when it records an answer', async () => {
     const [data] = await hold(['exec-d:1']);
     const job = await queue.getJob(data.invocationId);
+    // Only the record goes: the lock stays, and still names this run (so only the missing record stops the write).
     await connection.del(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`);
-    await new ReplyPublisher(connection).answer(job!, {
-      id: data.invocationId,
-      tool: 'x',
-      toolId: data.toolId,
-      version: 1,
-      status: 'succeeded',
-      durationMs: 1,
-    });
+    job!.token = 'exec-d:1';
+    await new ReplyPublisher(connection).answer(job!, succeeded(data));
+    expect(await connection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`)).toBe('exec-d:1');
     expect(await connection.exists(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`)).toBe(0);
   });
 });
