@@ -5,8 +5,9 @@ import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from './builtins/builtin-registry';
 import { CalculateBuiltin } from './builtins/calculate.builtin';
 import { OperatorToolsClient } from './builtins/operator-tools.client';
+import { CrashSuspects, crashSuspectsKey } from './executor/crash-suspects';
 import { executorLockDurationMs } from './executor/executor-deadlines';
-import { InvocationProcessor } from './invocation/invocation.processor';
+import { InvocationProcessor, type SoloRuns } from './invocation/invocation.processor';
 import { InvocationRunner } from './invocation/invocation-runner';
 import { ProcessorMetrics, type ErrorLog } from './invocation/processor-metrics';
 import { ReplyPublisher } from './invocation/reply-publisher';
@@ -30,6 +31,7 @@ export class WorkerRuntime {
   private readonly toolChanges: ToolChangeSubscriber;
   private readonly builtins: BuiltinRegistry;
   private readonly processor: InvocationProcessor;
+  private readonly suspects: CrashSuspects | undefined;
   private started = false;
 
   constructor(
@@ -38,6 +40,11 @@ export class WorkerRuntime {
     schemas: InputValidatorCache,
     metrics: MetricsService,
     logger: ErrorLog & ConnectionStateLog,
+    /**
+     * How this runtime tells its supervisor that a crash suspect's run goes alone, and that it ended. Given in an
+     * executor; without it (no supervisor to pin a crash on the run) suspects run like any tool.
+     */
+    soloAnnouncer?: Pick<SoloRuns, 'announce' | 'ended'>,
   ) {
     this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
     this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
@@ -56,6 +63,10 @@ export class WorkerRuntime {
       wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
       toolCallBudget: config.TOOL_CALL_BUDGET,
     });
+    const suspects = soloAnnouncer
+      ? new CrashSuspects(this.producer, crashSuspectsKey(config.QUEUE_PREFIX))
+      : undefined;
+    this.suspects = suspects;
     this.processor = new InvocationProcessor(
       runner,
       new ReplyPublisher(this.producer),
@@ -65,6 +76,16 @@ export class WorkerRuntime {
         prefix: config.QUEUE_PREFIX,
         concurrency: config.WORKER_CONCURRENCY,
         lockDurationMs: executorLockDurationMs(config),
+        ...(suspects && soloAnnouncer
+          ? {
+              solo: {
+                isSuspect: (tool) => suspects.has(tool),
+                announce: (jobId) => soloAnnouncer.announce(jobId),
+                ended: (jobId) => soloAnnouncer.ended(jobId),
+                clear: (tool) => suspects.clear(tool),
+              },
+            }
+          : {}),
       },
     );
   }
@@ -87,7 +108,14 @@ export class WorkerRuntime {
     }
     if (signal.aborted) return false;
     await this.toolChanges.start();
+    // Read before the first job is taken: a suspect's job taken by a fresh executor goes alone too.
+    await this.suspects?.start();
     return true;
+  }
+
+  /** Reads the crash suspects now (the supervisor accused some), not at the next refresh. */
+  refreshSuspects(): Promise<void> {
+    return this.suspects?.refresh() ?? Promise.resolve();
   }
 
   consume(): void {
@@ -107,6 +135,7 @@ export class WorkerRuntime {
   /** Drain: stop taking jobs, finish active ones, flush outcomes, then close the sandbox and connections. */
   async stop(): Promise<void> {
     await this.processor.close();
+    this.suspects?.stop();
     await this.outcomes.drain();
     await this.sandbox.close();
     await this.builtins.close();

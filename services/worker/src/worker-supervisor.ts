@@ -7,6 +7,7 @@ import { createRedis, INVOCATIONS_QUEUE, outcomesStreamKey, reportConnectionStat
 import { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
+import { CrashSuspects, crashSuspectsKey } from './executor/crash-suspects';
 import { stuckAfterMs } from './executor/executor-deadlines';
 import { ExecutorPool } from './executor/executor-pool';
 import { EXECUTOR_CONCURRENCY_ENV } from './executor/executor-env';
@@ -44,11 +45,16 @@ export class WorkerSupervisor {
       config.QUEUE_PREFIX,
       new ReplyPublisher(this.redis),
       this.outcomes,
+      new CrashSuspects(this.redis, crashSuspectsKey(config.QUEUE_PREFIX)),
     );
     const crashedRuns = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
       'status',
       'code',
     ]);
+    const requeued = metrics.counter(
+      'toolhost_worker_crash_requeued_total',
+      'Jobs a dead executor held that had not started (they waited behind a run going alone), put back in the queue',
+    );
     this.pool = new ExecutorPool(
       {
         size,
@@ -63,8 +69,12 @@ export class WorkerSupervisor {
         drainTimeoutMs: stuckAfterMs(config),
       },
       {
-        onCrash: async (workerId, reason) => {
-          const ended = await this.recovery.recover(workerId, reason);
+        onCrash: async (workerId, reason, soloJobId) => {
+          const recovered = await this.recovery.recover(workerId, reason, soloJobId);
+          const { ended, accused } = recovered;
+          requeued.inc(recovered.requeued);
+          // The replacement and the other executors run a suspect's next job alone from now on, not in a second.
+          if (accused > 0) this.pool.suspectsChanged();
           // The dead executor cannot count these; summed with the executors' own series of the same name. A run
           // whose caller had been answered ends with that answer, so each is counted by its own status and code.
           for (const invocation of ended) {
@@ -72,10 +82,18 @@ export class WorkerSupervisor {
           }
           await this.outcomes.drain();
           const crashed = ended.filter((invocation) => invocation.error?.code === ErrorCode.SANDBOX_CRASH).length;
-          if (ended.length > 0) {
+          if (ended.length + recovered.requeued > 0) {
             this.logger.warn(
-              `ended ${ended.length} run(s) of a dead executor: ${crashed} as SANDBOX_CRASH, ` +
-                `${ended.length - crashed} with the answer their callers had`,
+              {
+                sandboxCrash: crashed,
+                endedWithAnswer: ended.length - crashed,
+                requeued: recovered.requeued,
+                culprit: recovered.culprit ?? null,
+                suspected: accused,
+              },
+              recovered.culprit === undefined
+                ? 'ended the runs of a dead executor; the tool versions it held run alone until they run cleanly'
+                : 'ended the run that killed its executor while running alone; the jobs waiting behind it are queued again',
             );
           }
         },

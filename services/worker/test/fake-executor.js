@@ -1,6 +1,8 @@
 // A stand-in for executor.main.js in ExecutorPool's tests: speaks the executor protocol, does no work.
 // FAKE_START_DELAY_MS: busy-wait before the first message (a slow start); FAKE_SILENT=1: no heartbeats after
-// 'consuming' (stuck); FAKE_RETIRE_AFTER_MS: say 'retiring' then exit 0 after this long.
+// 'consuming' (stuck); FAKE_RETIRE_AFTER_MS: say 'retiring' then exit 0 after this long; FAKE_SOLO_THEN_DIE=<job>:
+// announce that job as running alone and kill itself as soon as the message is written (FAKE_SOLO_ENDED=1: announce
+// its end first).
 'use strict';
 const send = (message) => process.connected && process.send(message, undefined, undefined, () => undefined);
 const startDelay = Number(process.env.FAKE_START_DELAY_MS || 0);
@@ -27,6 +29,16 @@ if (process.env.FAKE_RETIRE_AFTER_MS) {
     send({ type: 'retiring', reason: 'test' });
     setTimeout(() => process.exit(0), 100);
   }, Number(process.env.FAKE_RETIRE_AFTER_MS));
+}
+if (process.env.FAKE_SOLO_THEN_DIE) {
+  const jobId = process.env.FAKE_SOLO_THEN_DIE;
+  setTimeout(() => {
+    const die = () => process.kill(process.pid, 'SIGKILL');
+    process.send({ type: 'solo', jobId }, undefined, undefined, () => {
+      if (process.env.FAKE_SOLO_ENDED === '1') process.send({ type: 'solo-end', jobId }, undefined, undefined, die);
+      else die();
+    });
+  }, 200);
 }
 process.on('message', (message) => {
   if (message && message.type === 'drain') setTimeout(() => process.exit(0), 50);

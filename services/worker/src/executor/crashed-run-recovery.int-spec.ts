@@ -1,6 +1,8 @@
 /**
  * CrashedRunRecovery on a real Redis: the jobs a dead executor held (found by their lock tokens) end SANDBOX_CRASH,
- * blameless when it held several of them, blamed when it held one; other executors' jobs are left alone.
+ * blameless when it held several of them, blamed when it held one or announced it as running alone (then the jobs
+ * waiting behind it go back to the queue); the tool versions it held become crash suspects; other executors' jobs
+ * are left alone.
  * Jobs are taken with a manual BullMQ worker, which lets the test choose the lock tokens an executor would have.
  */
 import { randomUUID } from 'node:crypto';
@@ -10,6 +12,7 @@ import type { Invocation } from '@toolhost/contracts';
 import { createRedis, INVOCATIONS_QUEUE, type InvocationJob, type OutcomeJob } from '@toolhost/queue';
 import type { OutcomeSink } from '../invocation/outcome-writes';
 import { ReplyPublisher } from '../invocation/reply-publisher';
+import { CrashSuspects, crashSuspectsKey } from './crash-suspects';
 import { CrashedRunRecovery } from './crashed-run-recovery';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,6 +37,8 @@ describe('CrashedRunRecovery', () => {
   let taker: Worker<InvocationJob, Invocation>;
   let recovery: CrashedRunRecovery;
   let published: OutcomeJob[];
+  /** What an executor reads: the suspects the recovery accused. */
+  let suspects: CrashSuspects;
 
   beforeEach(() => {
     prefix = `th-recovery-${randomUUID().slice(0, 8)}`;
@@ -47,7 +52,14 @@ describe('CrashedRunRecovery', () => {
         return Promise.resolve();
       },
     };
-    recovery = new CrashedRunRecovery(connection, prefix, new ReplyPublisher(connection), sink);
+    recovery = new CrashedRunRecovery(
+      connection,
+      prefix,
+      new ReplyPublisher(connection),
+      sink,
+      new CrashSuspects(connection, crashSuspectsKey(prefix)),
+    );
+    suspects = new CrashSuspects(connection, crashSuspectsKey(prefix));
   });
 
   afterEach(async () => {
@@ -55,6 +67,7 @@ describe('CrashedRunRecovery', () => {
     await taker.close();
     await queue.obliterate({ force: true });
     await queue.close();
+    await connection.del(crashSuspectsKey(prefix));
     connection.disconnect();
   });
 
@@ -75,7 +88,7 @@ describe('CrashedRunRecovery', () => {
     const several = await hold(['exec-a:1', 'exec-a:2', 'exec-a:3']);
     const [alone] = await hold(['exec-b:1']);
 
-    expect(await recovery.recover('exec-a', 'killed by SIGKILL')).toHaveLength(3);
+    expect((await recovery.recover('exec-a', 'killed by SIGKILL')).ended).toHaveLength(3);
     expect(published.map((o) => o.invocationId).sort()).toEqual(several.map((d) => d.invocationId).sort());
     for (const outcome of published) {
       expect(outcome).toMatchObject({ status: 'failed', errorCode: 'SANDBOX_CRASH', blameless: true });
@@ -87,10 +100,14 @@ describe('CrashedRunRecovery', () => {
     }
     // Another executor's run is not touched...
     expect(await (await queue.getJob(alone.invocationId))?.getState()).toBe('active');
+    // ...and the three tool versions are suspects now: their next runs go alone.
+    await suspects.refresh();
+    for (const data of several) expect(suspects.has(data)).toBe(true);
+    expect(suspects.has(alone)).toBe(false);
 
     // ...until that one dies: its run was alone, the only suspect, and counts as the tool's failure.
     published.length = 0;
-    expect(await recovery.recover('exec-b', 'exit code 134')).toEqual([
+    expect((await recovery.recover('exec-b', 'exit code 134')).ended).toEqual([
       expect.objectContaining({
         id: alone.invocationId,
         status: 'failed',
@@ -138,7 +155,7 @@ describe('CrashedRunRecovery', () => {
     // The executor answered, then died before completing the job.
     const invocation = await answerAs(answered, 'exec-c:1');
 
-    const ended = await recovery.recover('exec-c', 'killed by SIGKILL');
+    const { ended } = await recovery.recover('exec-c', 'killed by SIGKILL');
     expect(ended.map((e) => [e.id, e.status]).sort()).toEqual(
       [
         [answered.invocationId, 'succeeded'],
@@ -155,6 +172,43 @@ describe('CrashedRunRecovery', () => {
     expect(published.find((o) => o.invocationId === unanswered.invocationId)).toMatchObject({
       errorCode: 'SANDBOX_CRASH',
     });
+  });
+
+  it('pins the crash on the run the executor announced as alone, and puts the jobs waiting behind it back', async () => {
+    const [solo, waiting, alsoWaiting, answered] = await hold(['exec-f:1', 'exec-f:2', 'exec-f:3', 'exec-f:4']);
+    // A run that finished before the solo run started: its caller has the answer.
+    const invocation = await answerAs(answered, 'exec-f:4');
+
+    const result = await recovery.recover('exec-f', 'killed by SIGABRT', solo.invocationId);
+
+    expect(result.requeued).toBe(2);
+    expect(result.accused).toBe(1);
+    expect(result.culprit).toBe(solo.invocationId);
+    expect(result.ended.map((e) => [e.id, e.status]).sort()).toEqual(
+      [
+        [solo.invocationId, 'failed'],
+        [answered.invocationId, 'succeeded'],
+      ].sort(),
+    );
+    // The solo run's crash counts as its tool's failure: not blameless.
+    const crashed = published.find((o) => o.invocationId === solo.invocationId);
+    expect(crashed).toMatchObject({ status: 'failed', errorCode: 'SANDBOX_CRASH' });
+    expect(crashed).not.toHaveProperty('blameless');
+    expect((await queue.getJob(answered.invocationId))?.returnvalue).toEqual(invocation);
+    // The two that waited never ran: no outcome, no answer; back in the queue, unlocked, for any executor.
+    for (const data of [waiting, alsoWaiting]) {
+      expect(published.find((o) => o.invocationId === data.invocationId)).toBeUndefined();
+      const record = await queue.getJob(data.invocationId);
+      expect(await record?.getState()).toBe('waiting');
+      expect(record?.returnvalue).toBeNull();
+      expect(await connection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`)).toBeNull();
+    }
+    const next = await taker.getNextJob('exec-g:1');
+    expect([waiting.invocationId, alsoWaiting.invocationId]).toContain(next?.id);
+    // Only the culprit stays suspected.
+    await suspects.refresh();
+    expect(suspects.has(solo)).toBe(true);
+    for (const data of [waiting, alsoWaiting, answered]) expect(suspects.has(data)).toBe(false);
   });
 
   it('does not record an answer for a job whose lock another holder has', async () => {

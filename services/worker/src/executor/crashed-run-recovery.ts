@@ -5,15 +5,33 @@ import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, sha256 } from '../invocation/invocation-runner';
 import type { OutcomeSink } from '../invocation/outcome-writes';
 import type { ReplyPublisher } from '../invocation/reply-publisher';
+import type { CrashSuspects } from './crash-suspects';
+
+/** What a recovery did with a dead executor's jobs. */
+export interface Recovered {
+  /** Jobs it ended, with the invocation each ended with (SANDBOX_CRASH, or the answer its caller already had). */
+  ended: Invocation[];
+  /** Jobs that had not started (they waited behind a run going alone), put back in the queue to run elsewhere. */
+  requeued: number;
+  /** Tool versions made crash suspects (their next runs go alone). */
+  accused: number;
+  /** The job the crash was pinned on: the one the executor ran alone. */
+  culprit?: string;
+}
 
 /**
  * Gives the invocations a dead executor held their terminal state at once, instead of leaving their callers to
  * wait for BullMQ's stalled-job check (a lock outlives its holder by up to executorLockDurationMs, made to outlast
  * the kill of a stuck executor so that this still finds its jobs) and then re-running code that may crash the
  * next executor too. Each such root run ends SANDBOX_CRASH: the caller gets the reply, the job completes with it
- * (the durable answer for polling), and the failure is counted. When the executor held several runs, any of them
- * may have killed it, so none is blamed: their outcomes are `blameless` (usage and last error, not a consecutive
- * failure that could disable the tool). A run that was alone is the only suspect and counts as a failure.
+ * (the durable answer for polling), and the failure is counted.
+ *
+ * Who is blamed: when the executor had announced a run going alone (a crash suspect's, see CrashSuspects), the
+ * crash is that run's: it ends SANDBOX_CRASH and counts as a failure, and the other jobs it held had not started
+ * (they waited for it), so they go back to the queue. Otherwise any of the runs it held may have killed it: a run
+ * that was alone counts as a failure; several are each `blameless` (usage and last error, not a consecutive failure
+ * that could disable the tool). Either way the tool versions it held become suspects, so their next runs go alone
+ * and the next crash is pinned on the one that causes it.
  */
 export class CrashedRunRecovery {
   private readonly queue: Queue<InvocationJob, Invocation>;
@@ -23,17 +41,18 @@ export class CrashedRunRecovery {
     prefix: string,
     private readonly replies: ReplyPublisher,
     private readonly outcomes: OutcomeSink,
+    private readonly suspects: CrashSuspects,
   ) {
     this.queue = new Queue<InvocationJob, Invocation>(INVOCATIONS_QUEUE, { connection: redis, prefix });
     this.queue.on('error', () => undefined);
   }
 
   /**
-   * Ends every active job locked by the BullMQ worker `workerId` (tokens are `${workerId}:<n>`). Answers the
-   * invocations they ended with.
+   * Ends every active job locked by the BullMQ worker `workerId` (tokens are `${workerId}:<n>`), or puts it back in
+   * the queue when it had not started behind `soloJobId`, the run the executor announced as going alone.
    * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
    */
-  async recover(workerId: string, reason: string): Promise<Invocation[]> {
+  async recover(workerId: string, reason: string, soloJobId?: string): Promise<Recovered> {
     const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
     for (const job of await this.queue.getActive()) {
       if (job.id === undefined) continue;
@@ -41,13 +60,31 @@ export class CrashedRunRecovery {
       if (token === null || !token.startsWith(`${workerId}:`)) continue;
       held.push({ job, token });
     }
-    const blameless = held.length > 1;
-    const ended: Invocation[] = [];
+    const solo = held.find(({ job }) => job.id === soloJobId);
+    // Before anything ends: a suspect's next job may be taken as soon as the executor's are given out.
+    const accused = solo ? [solo] : held;
+    // (A failed accusation must not keep the runs from ending: they would then hang until their locks lapse.)
+    const suspected = await this.suspects.accuse(accused.map(({ job }) => job.data)).then(
+      () => accused.length,
+      () => 0,
+    );
+    const result: Recovered = { ended: [], requeued: 0, accused: suspected, ...(solo ? { culprit: solo.job.id } : {}) };
     for (const { job, token } of held) {
-      const invocation = await this.end(job, token, reason, blameless);
-      if (invocation) ended.push(invocation);
+      if (solo && job !== solo.job && !isFinishedInvocation(job.returnvalue)) {
+        // It waited for the solo run to end: it never started, so it runs again elsewhere rather than failing.
+        if (
+          await job.moveToWait(token).then(
+            () => true,
+            () => false,
+          )
+        )
+          result.requeued += 1;
+        continue;
+      }
+      const invocation = await this.end(job, token, reason, !solo && held.length > 1);
+      if (invocation) result.ended.push(invocation);
     }
-    return ended;
+    return result;
   }
 
   async close(): Promise<void> {

@@ -10,11 +10,17 @@ import { ExecutorPool, type ExecutorPoolOptions } from './executor-pool';
 
 const fakeExecutor = join(projectRoot(__dirname), 'services', 'worker', 'test', 'fake-executor.js');
 
+interface Crash {
+  workerId: string;
+  reason: string;
+  soloJobId?: string;
+}
+
 function pool(
   env: Record<string, string>,
   overrides: Partial<ExecutorPoolOptions> = {},
-): { pool: ExecutorPool; crashes: { workerId: string; reason: string }[] } {
-  const crashes: { workerId: string; reason: string }[] = [];
+): { pool: ExecutorPool; crashes: Crash[] } {
+  const crashes: Crash[] = [];
   const executors = new ExecutorPool(
     {
       size: 1,
@@ -27,8 +33,8 @@ function pool(
       ...overrides,
     },
     {
-      onCrash: (workerId, reason) => {
-        crashes.push({ workerId, reason });
+      onCrash: (workerId, reason, soloJobId) => {
+        crashes.push({ workerId, reason, ...(soloJobId === undefined ? {} : { soloJobId }) });
         return Promise.resolve();
       },
       onLog: () => undefined,
@@ -65,7 +71,7 @@ describe('ExecutorPool', () => {
   /** A started pool of one executor, once it consumes, and that executor's pid. */
   async function consumingPool(
     env: Record<string, string>,
-  ): Promise<{ executors: ExecutorPool; crashes: { workerId: string; reason: string }[]; first: number }> {
+  ): Promise<{ executors: ExecutorPool; crashes: Crash[]; first: number }> {
     const { pool: executors, crashes } = pool(env);
     pools.push(executors);
     executors.start();
@@ -80,6 +86,18 @@ describe('ExecutorPool', () => {
     expect(crashes[0]).toEqual({ workerId: `fake-${first}`, reason: 'killed by SIGKILL' });
     await until(() => executors.stats().consuming === 1 && !pids(executors).includes(first));
     expect(executors.stats()).toMatchObject({ crashes: 1, restarts: 1 });
+  }, 30_000);
+
+  it('reports the job a dead executor announced as running alone, read from its last message', async () => {
+    const { crashes, first } = await consumingPool({ FAKE_SOLO_THEN_DIE: 'job-7' });
+    await until(() => crashes.length === 1);
+    expect(crashes[0]).toEqual({ workerId: `fake-${first}`, reason: 'killed by SIGKILL', soloJobId: 'job-7' });
+  }, 30_000);
+
+  it('reports no solo job when the executor announced its end before dying', async () => {
+    const { crashes, first } = await consumingPool({ FAKE_SOLO_THEN_DIE: 'job-8', FAKE_SOLO_ENDED: '1' });
+    await until(() => crashes.length === 1);
+    expect(crashes[0]).toEqual({ workerId: `fake-${first}`, reason: 'killed by SIGKILL' });
   }, 30_000);
 
   it('kills an executor that stops sending heartbeats', async () => {

@@ -23,8 +23,11 @@ export interface ExecutorPoolOptions {
 }
 
 export interface ExecutorPoolEvents {
-  /** An executor died with runs in flight: end them (its BullMQ worker id prefixes their lock tokens). */
-  onCrash(workerId: string, reason: string): Promise<void>;
+  /**
+   * An executor died with runs in flight: end them (its BullMQ worker id prefixes their lock tokens). `soloJobId` is
+   * the job it had announced as running alone, if any: the crash is that run's.
+   */
+  onCrash(workerId: string, reason: string, soloJobId: string | undefined): Promise<void>;
   onLog(level: 'warn' | 'error', message: string): void;
 }
 
@@ -50,11 +53,19 @@ class Executor {
   rssBytes = 0;
   /** Its latest metrics (sent with every heartbeat, and once more as it leaves). */
   lastMetrics: MetricsSnapshot | undefined;
+  /** The job it announced as running alone ('solo'), until it announces its end. */
+  soloJobId: string | undefined;
   exited = false;
   readonly exit: Promise<void>;
+  /** Its IPC channel closed: every message it sent before dying has been read. */
+  readonly disconnected: Promise<void>;
 
   constructor(readonly process: ChildProcess) {
     this.exit = new Promise((resolve) => process.once('exit', () => resolve()));
+    this.disconnected = new Promise((resolve) => {
+      if (!process.connected) resolve();
+      else process.once('disconnect', () => resolve());
+    });
   }
 
   send(message: SupervisorMessage): void {
@@ -64,6 +75,11 @@ class Executor {
 
 /** How long an executor may take to send its first message; the heartbeat timeout applies after that. */
 const STARTUP_TIMEOUT_MS = 60_000;
+/**
+ * How long a dead executor's last messages are waited for. 'exit' may come before the IPC channel has been read to
+ * its end, and a 'solo' still unread there would leave a crash pinned on nobody.
+ */
+const LAST_MESSAGES_WAIT_MS = 1_000;
 
 /**
  * The worker's executor processes. Each one consumes the invocations queue itself and hosts the isolates, so an
@@ -143,6 +159,11 @@ export class ExecutorPool {
     );
   }
 
+  /** Tells every executor that the crash suspects changed (they read them again). */
+  suspectsChanged(): void {
+    for (const executor of this.executors) executor.send({ type: 'suspects' });
+  }
+
   /** Drain: every executor stops taking jobs and finishes its runs; those still running at the deadline are killed. */
   async stop(): Promise<void> {
     this.closing = true;
@@ -201,6 +222,12 @@ export class ExecutorPool {
         // The replacement starts now, so capacity does not dip while the old one finishes its runs.
         if (!this.closing) this.replace(0);
         return;
+      case 'solo':
+        executor.soloJobId = message.jobId;
+        return;
+      case 'solo-end':
+        if (executor.soloJobId === message.jobId) executor.soloJobId = undefined;
+        return;
     }
   }
 
@@ -232,7 +259,16 @@ export class ExecutorPool {
       this.crashes += 1;
       this.events.onLog('error', `executor ${String(executor.process.pid)} ${reason}`);
       if (executor.workerId !== undefined) {
-        const recovery = this.events.onCrash(executor.workerId, reason).catch((error: unknown) => {
+        const workerId = executor.workerId;
+        const recovery = (async () => {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            executor.disconnected,
+            new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_MESSAGES_WAIT_MS))),
+          ]);
+          clearTimeout(timer);
+          await this.events.onCrash(workerId, reason, executor.soloJobId);
+        })().catch((error: unknown) => {
           this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
         });
         this.recoveries.add(recovery);

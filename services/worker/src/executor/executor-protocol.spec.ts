@@ -15,6 +15,8 @@ describe('executor protocol', () => {
       type: 'retiring',
       reason: '3 runs',
     });
+    expect(parseExecutorMessage({ type: 'solo', jobId: 'inv-1' })).toEqual({ type: 'solo', jobId: 'inv-1' });
+    expect(parseExecutorMessage({ type: 'solo-end', jobId: 'inv-1' })).toEqual({ type: 'solo-end', jobId: 'inv-1' });
   });
 
   it.each([
@@ -26,6 +28,8 @@ describe('executor protocol', () => {
     ['a heartbeat with a non-number', { type: 'heartbeat', rssBytes: '1', metrics: [] }],
     ['a heartbeat whose metrics are not a list', { type: 'heartbeat', rssBytes: 1, metrics: {} }],
     ['a heartbeat without metrics', { type: 'heartbeat', rssBytes: 1 }],
+    ['a solo run without a job', { type: 'solo' }],
+    ['a solo end with a numeric job id', { type: 'solo-end', jobId: 7 }],
   ])('drops %s', (_what, message) => {
     expect(parseExecutorMessage(message)).toBeUndefined();
   });
@@ -33,6 +37,7 @@ describe('executor protocol', () => {
   it('parses supervisor messages and drops anything else', () => {
     expect(parseSupervisorMessage({ type: 'drain' })).toEqual({ type: 'drain' });
     expect(parseSupervisorMessage({ type: 'consume' })).toEqual({ type: 'consume' });
+    expect(parseSupervisorMessage({ type: 'suspects' })).toEqual({ type: 'suspects' });
     expect(parseSupervisorMessage({ type: 'metrics', requestId: 2 })).toBeUndefined();
     expect(parseSupervisorMessage({ type: 'run' })).toBeUndefined();
     expect(parseSupervisorMessage(undefined)).toBeUndefined();

@@ -7,7 +7,9 @@ import type { MetricsSnapshot } from '@toolhost/observability';
 export type SupervisorMessage =
   | { type: 'drain' }
   /** To a standby executor: start consuming (it replaces one that is gone). */
-  | { type: 'consume' };
+  | { type: 'consume' }
+  /** The crash suspects changed: read them again now rather than at the next refresh. */
+  | { type: 'suspects' };
 
 export type ExecutorMessage =
   /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
@@ -18,7 +20,13 @@ export type ExecutorMessage =
    */
   | { type: 'heartbeat'; rssBytes: number; metrics: MetricsSnapshot }
   /** It stopped taking jobs to be replaced (run count or RSS); it exits 0 once its runs are done. */
-  | { type: 'retiring'; reason: string };
+  | { type: 'retiring'; reason: string }
+  /**
+   * A crash suspect's job runs alone from now on (sent, and its write confirmed, before the run starts): a crash
+   * before the matching 'solo-end' is that run's, and the jobs it held besides have not started.
+   */
+  | { type: 'solo'; jobId: string }
+  | { type: 'solo-end'; jobId: string };
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
@@ -37,6 +45,11 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
         : undefined;
     case 'retiring':
       return { type: 'retiring', reason: typeof value.reason === 'string' ? value.reason : 'unknown' };
+    case 'solo':
+    case 'solo-end':
+      return typeof value.jobId === 'string' && value.jobId.length > 0
+        ? { type: value.type, jobId: value.jobId }
+        : undefined;
     default:
       return undefined;
   }
@@ -46,5 +59,6 @@ export function parseSupervisorMessage(value: unknown): SupervisorMessage | unde
   if (!isObject(value)) return undefined;
   if (value.type === 'drain') return { type: 'drain' };
   if (value.type === 'consume') return { type: 'consume' };
+  if (value.type === 'suspects') return { type: 'suspects' };
   return undefined;
 }

@@ -41,6 +41,11 @@ function main(): void {
     new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
     metrics,
     logger,
+    {
+      // Confirmed written to the channel before the run starts: what the supervisor reads after a crash.
+      announce: (jobId) => new Promise<void>((resolve) => post({ type: 'solo', jobId }, resolve)),
+      ended: (jobId) => new Promise<void>((resolve) => post({ type: 'solo-end', jobId }, resolve)),
+    },
   );
 
   // A standby has done the slow part (loading modules, building the runtime and a spare isolate) and waits to be
@@ -113,6 +118,7 @@ function main(): void {
     const message = parseSupervisorMessage(raw);
     if (message?.type === 'drain') void stop();
     if (message?.type === 'consume') consume();
+    if (message?.type === 'suspects') void runtime.refreshSuspects();
   });
   // The supervisor is gone: finish what is in flight and leave (an orphan must not keep consuming).
   process.on('disconnect', () => void stop());

@@ -626,6 +626,95 @@ describe('InvocationProcessor', () => {
     }, 30_000);
   });
 
+  describe('crash suspects', () => {
+    const SUSPECT = '00000000-0000-4000-8000-00000000005a';
+
+    /** A stand-in runner whose runs go until released, and a SoloRuns that records what it is told. */
+    function soloSetup(): {
+      events: string[];
+      release: (id: string) => void;
+      start: (failing?: Set<string>) => void;
+    } {
+      const events: string[] = [];
+      const releases = new Map<string, () => void>();
+      const released = new Map<string, Promise<void>>();
+      const gateOf = (id: string): Promise<void> => {
+        if (!released.has(id)) released.set(id, new Promise<void>((resolve) => releases.set(id, resolve)));
+        return released.get(id)!;
+      };
+      const start = (failing = new Set<string>()): void =>
+        processor(
+          async (data) => {
+            if (failing.has(data.invocationId)) {
+              events.push(`failed ${data.invocationId}`);
+              throw new RegistryUnavailableError('registry unreachable');
+            }
+            events.push(`run ${data.invocationId}`);
+            await gateOf(data.invocationId);
+            return finished(data);
+          },
+          4,
+          true,
+          {
+            solo: {
+              isSuspect: (tool) => tool.toolId === SUSPECT,
+              announce: (id) => Promise.resolve(void events.push(`announce ${id}`)),
+              ended: (id) => Promise.resolve(void events.push(`ended ${id}`)),
+              clear: (tool) => Promise.resolve(void events.push(`clear ${tool.toolId}`)),
+            },
+          },
+        ).start();
+      return { events, release: (id) => (gateOf(id), releases.get(id)!()), start };
+    }
+
+    const add = (id: string, toolId?: string) =>
+      queue.add(
+        INVOCATIONS_QUEUE,
+        { ...job(id), ...(toolId ? { toolId } : {}) },
+        { ...invocationJobOptions(id), attempts: 1 },
+      );
+
+    it("runs a suspect's job alone, announced before its run and ended after it; later jobs stay in the queue", async () => {
+      const { events, release, start } = soloSetup();
+      start();
+      const [first, suspect] = [randomUUID(), randomUUID()];
+      const later = [randomUUID(), randomUUID(), randomUUID()];
+      await add(first);
+      await until(() => events.includes(`run ${first}`));
+      await add(suspect, SUSPECT);
+      // In the processor's hands (concurrency 4), and not started: it waits for the run going.
+      await until(async () => (await queue.getJobState(suspect)) === 'active');
+      for (const id of later) await add(id);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(events).toEqual([`run ${first}`]);
+      // Jobs added meanwhile stay in the queue for other executors (a wait already parked may take one).
+      const states = await Promise.all(later.map((id) => queue.getJobState(id)));
+      expect(states.filter((state) => state === 'waiting').length).toBeGreaterThanOrEqual(2);
+
+      release(first);
+      await until(() => events.includes(`run ${suspect}`));
+      expect(events).toEqual([`run ${first}`, `announce ${suspect}`, `run ${suspect}`]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(events).toHaveLength(3);
+
+      release(suspect);
+      await until(() => later.every((id) => events.includes(`run ${id}`)));
+      expect(events.slice(3, 5)).toEqual([`ended ${suspect}`, `clear ${SUSPECT}`]);
+      later.forEach(release);
+      for (const id of later) await until(async () => (await queue.getJobState(id)) === 'completed');
+      expect(await queue.getJobState(suspect)).toBe('completed');
+    });
+
+    it('ends the announcement of a solo job that failed before its run, and does not clear the suspect', async () => {
+      const { events, start } = soloSetup();
+      const failing = randomUUID();
+      start(new Set([failing]));
+      await add(failing, SUSPECT);
+      await until(async () => (await queue.getJobState(failing)) === 'failed');
+      expect(events).toEqual([`announce ${failing}`, `failed ${failing}`, `ended ${failing}`]);
+    });
+  });
+
   describe('lock duration', () => {
     const defaults = loadWorkerConfig({});
     const settings: [string, StuckSettings][] = [

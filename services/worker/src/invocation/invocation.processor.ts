@@ -5,6 +5,7 @@ import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, type InvocationRunner, type RootResult } from './invocation-runner';
 import type { OutcomeWriteError } from './outcome-write.error';
 import type { ReplyPublisher } from './reply-publisher';
+import { SoloGate } from './solo-gate';
 import {
   TAKE_AHEAD_KEYS,
   TAKE_AHEAD_SCRIPT,
@@ -26,6 +27,20 @@ export interface ProcessorOptions {
   takeAhead?: boolean;
   /** How long a finished tree's outcomes are written again before they are given up on (10 s by default). */
   outcomeRetryMs?: number;
+  /** Runs of crash suspects go alone and are announced (executors only: their supervisor pins a crash on them). */
+  solo?: SoloRuns;
+}
+
+/** A tool version and what an executor needs to run it alone (see CrashSuspects). */
+export interface SoloRuns {
+  /** This tool version was running when an executor died beside other runs, so it runs alone for now. */
+  isSuspect(tool: { toolId: string; version: number }): boolean;
+  /** Resolves once the supervisor knows that this job runs alone (a crash from now on is this run's). */
+  announce(jobId: string): Promise<void>;
+  /** The job no longer runs (finished, or failed before its run): the supervisor forgets it. */
+  ended(jobId: string): Promise<void>;
+  /** A run of this tool version ended with its executor alive: it is no longer suspected. */
+  clear(tool: { toolId: string; version: number }): Promise<void>;
 }
 
 export interface ProcessorHooks {
@@ -35,6 +50,8 @@ export interface ProcessorHooks {
   onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void;
   /** BullMQ's worker reported an error of its own (a failed fetch, a lost lock, a connection error). */
   onWorkerError?(error: Error): void;
+  /** A crash suspect's run went alone. */
+  onSoloRun?(): void;
 }
 
 const OUTCOME_RETRY_MS = 10_000;
@@ -91,7 +108,11 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   private readonly handingBack = new Set<Promise<void>>();
   private closingDown = false;
 
-  constructor(processor: (job: Job<InvocationJob, Invocation>) => Promise<Invocation>, options: ProcessorOptions) {
+  constructor(
+    processor: (job: Job<InvocationJob, Invocation>) => Promise<Invocation>,
+    options: ProcessorOptions,
+    private readonly gate: SoloGate,
+  ) {
     super(INVOCATIONS_QUEUE, processor, {
       connection: options.connection,
       prefix: options.prefix,
@@ -239,11 +260,16 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     const taken = this.taken;
     this.taken = undefined;
     if (taken) return this.keep(await this.nextJobFromJobData(taken.jobData as JobJson, taken.id, taken.token));
+    // While a crash suspect waits to run alone, or runs, a job taken here could only wait for it: it stays in the
+    // queue for other executors instead, and this one fetches again once the solo run is over.
+    if (this.gate.soloPending) await this.gate.opened();
     // BullMQ types the empty answer as a Job; at runtime it is undefined, which its loop reads as "none for now".
     if (this.fetched !== undefined) return undefined as unknown as Job<InvocationJob, Invocation>;
     let markerCleared: Promise<unknown> | undefined;
     if (this.jobsRunning > 0) {
       await new Promise((resolve) => setImmediate(resolve));
+      // The job just fetched may be a suspect's: by now its run has asked to go alone.
+      if (this.gate.soloPending) await this.gate.opened();
       if (this.takingAhead) {
         // Answered "none" without asking Redis: BullMQ marks itself drained and parks on the marker, with a take-ahead
         // behind the wait. Takes-ahead remove the marker when they leave nothing waiting, so the wait returns at once
@@ -281,8 +307,10 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
   ): Promise<void | Job<InvocationJob, Invocation>> {
     if (this.fetched === job) this.fetched = undefined;
     this.jobsRunning += 1;
+    // Nor does a completion fetch the next job while a solo run waits or runs (BullMQ's fetch inside moveToFinished).
+    const fetchNext = (): boolean => !this.gate.soloPending && (fetchNextCallback?.() ?? true);
     try {
-      return await super.processJob(job, token, fetchNextCallback);
+      return await super.processJob(job, token, fetchNext);
     } finally {
       this.jobsRunning -= 1;
     }
@@ -298,6 +326,8 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
 export class InvocationProcessor {
   private readonly worker: ReplyFirstWorker;
   private readonly outcomeRetryMs: number;
+  private readonly gate = new SoloGate();
+  private readonly solo: SoloRuns | undefined;
 
   constructor(
     private readonly runner: InvocationRunner,
@@ -306,7 +336,8 @@ export class InvocationProcessor {
     options: ProcessorOptions,
   ) {
     this.outcomeRetryMs = options.outcomeRetryMs ?? OUTCOME_RETRY_MS;
-    this.worker = new ReplyFirstWorker((job) => this.handle(job), options);
+    this.solo = options.solo;
+    this.worker = new ReplyFirstWorker((job) => this.handle(job), options, this.gate);
     this.worker.on('failed', (job, error) => void this.onFailed(job, error));
     this.worker.on('error', (error) => this.hooks.onWorkerError?.(error));
   }
@@ -327,6 +358,27 @@ export class InvocationProcessor {
 
   private async handle(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
     if (job.data.v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(job.data.v)}`);
+    const solo = this.solo;
+    if (solo?.isSuspect(job.data) && job.id !== undefined) {
+      const jobId = job.id;
+      return this.gate.alone(async () => {
+        this.hooks.onSoloRun?.();
+        // Unannounced (the supervisor is gone: this executor is draining), it runs all the same.
+        await solo.announce(jobId).catch(() => undefined);
+        let invocation: Invocation;
+        try {
+          invocation = await this.process(job);
+        } finally {
+          await solo.ended(jobId).catch(() => undefined);
+        }
+        await solo.clear(job.data).catch(() => undefined);
+        return invocation;
+      });
+    }
+    return this.gate.shared(() => this.process(job));
+  }
+
+  private async process(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
     const started = process.hrtime.bigint();
     const result = await this.runner.runJob(job.data);
     const invocation = result.invocation;

@@ -1,0 +1,184 @@
+/**
+ * Pinning executor crashes on the tool that causes them. A tool whose code kills its executor (the V8 aborts
+ * isolated-vm cannot contain, docs/sandbox.md) is played by a run the test kills the executor under: those aborts
+ * happen in about nine runs of ten, which would make a flaky test, and the supervisor cannot tell a SIGABRT from a
+ * SIGKILL anyway. The first crash, beside another tenant's run, cannot be pinned: both end SANDBOX_CRASH
+ * blameless and both tool versions become suspects. A suspect's next runs go alone, so a crash is then its own,
+ * counts as its failure, and the third disables it; the neighbour clears itself with one clean run and is never
+ * counted as failing; jobs that arrive while a suspect runs alone stay in the queue until it is over. (Jobs its
+ * executor had taken all the same go back to the queue: crashed-run-recovery.int-spec.)
+ */
+import { Stack } from './stack';
+import {
+  busyTool,
+  executorPids,
+  gauge,
+  oneExecutorStack,
+  slugTool,
+  workerMetrics,
+  type Answer,
+} from './executor-support';
+
+describe('pinning executor crashes on the tool that causes them (e2e)', () => {
+  let stack: Stack;
+  let killerKey: string;
+  let otherKey: string;
+
+  beforeAll(async () => {
+    // One executor, no standby: every run shares it. The wall clock leaves the long runs room.
+    ({ stack, key: killerKey } = await oneExecutorStack('crash-blame', { wallClockMs: 60_000, stuckGraceMs: 5_000 }));
+    // Another tenant: its runs go on their own isolate beside the killer's, in the same executor.
+    ({ key: otherKey } = await stack.tenant('crash-blame-neighbour'));
+  }, 120_000);
+
+  afterAll(() => stack?.stop(), 60_000);
+
+  const tool = (key: string, id: string) => stack.registry('GET', `/v1/tools/${id}`, key);
+  const metric = async (series: string): Promise<number> => {
+    const value = gauge(await workerMetrics(stack), series);
+    return Number.isNaN(value) ? 0 : value;
+  };
+  const consuming = () =>
+    Stack.until(
+      () => metric('toolhost_worker_executors{state="consuming"}'),
+      (n) => n === 1,
+    );
+  const inFlight = (n: number) =>
+    Stack.until(
+      () => metric('toolhost_worker_sandbox_in_flight'),
+      (value) => value === n,
+    );
+  /**
+   * Waits until the executor has started the `n`th solo run. The counter comes with a heartbeat sent after the run's
+   * 'solo' message on the same channel, so by then the supervisor knows which run is alone.
+   */
+  const soloRuns = (n: number) =>
+    Stack.until(
+      () => metric('toolhost_worker_solo_runs_total'),
+      (value) => value >= n,
+    );
+  /** The crash: kills the worker's only executor (the killer's run is in it). */
+  const crash = (): void => {
+    const [pid] = executorPids(stack);
+    process.kill(pid, 'SIGKILL');
+  };
+  /** A tool that runs until its executor dies (within its limits: it is the crash that ends it). */
+  const killerTool = busyTool(25_000);
+
+  it('blames nobody for the first crash, then the killer alone until it is disabled; its neighbour clears itself', async () => {
+    const neighbourTool = await stack.createTool(otherKey, busyTool(3_000));
+    const killer = await stack.createTool(killerKey, killerTool);
+    const runNeighbour = () =>
+      stack.invoke<Answer>(otherKey, { tool: neighbourTool.toolName, input: {}, timeoutMs: 30_000 });
+    const runKiller = () => stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
+
+    // 1. The killer kills the executor while the neighbour's run is going there too: neither is blamed.
+    await consuming();
+    const neighbourFirst = runNeighbour();
+    await inFlight(1);
+    const first = runKiller();
+    await inFlight(2);
+    crash();
+    expect((await first).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    expect((await neighbourFirst).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    for (const [key, id] of [
+      [killerKey, killer.id],
+      [otherKey, neighbourTool.id],
+    ]) {
+      const record = await Stack.until(
+        () => tool(key, id),
+        (r) => r.body.usageCount === 1,
+      );
+      expect(record.body).toMatchObject({ failureCount: 0, status: 'active' });
+    }
+
+    // 2. Both are suspects now. The neighbour's next run goes alone, succeeds, and clears it.
+    await consuming();
+    const solosBefore = await metric('toolhost_worker_solo_runs_total');
+    expect((await runNeighbour()).body).toMatchObject({ status: 'succeeded', result: 'done' });
+    await soloRuns(solosBefore + 1);
+
+    // 3. The killer's next runs go alone, each arriving while a neighbour's run is going: it waits for that run
+    // (which succeeds, and runs beside nothing: the neighbour is no longer a suspect), then kills its executor
+    // alone; the crash is its own and counts; the third disables it.
+    let solos = solosBefore + 1;
+    for (let failures = 1; failures <= 3; failures += 1) {
+      await consuming();
+      const neighbour = runNeighbour();
+      await inFlight(1);
+      const killed = runKiller();
+      expect((await neighbour).body).toMatchObject({ status: 'succeeded', result: 'done' });
+      await soloRuns((solos += 1));
+      crash();
+      expect((await killed).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+      await Stack.until(
+        () => tool(killerKey, killer.id),
+        (r) => r.body.failureCount === failures,
+      );
+    }
+    const disabled = await tool(killerKey, killer.id);
+    expect(disabled.body).toMatchObject({ status: 'disabled', usageCount: 4, failureCount: 3 });
+    const refused = await Stack.until(
+      () => stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {} }),
+      (r) => r.status !== 200,
+    );
+    expect(refused.body.error.code).toBe('TOOL_DISABLED');
+
+    // The neighbour was never counted as failing.
+    const neighbour = await Stack.until(
+      () => tool(otherKey, neighbourTool.id),
+      (r) => r.body.usageCount === 5,
+    );
+    expect(neighbour.body).toMatchObject({ failureCount: 0, status: 'active' });
+  }, 240_000);
+
+  it('leaves jobs in the queue while a suspect runs alone; they run once it is over', async () => {
+    const killer = await stack.createTool(killerKey, killerTool);
+    const slug = await stack.createTool(otherKey, slugTool);
+    const neighbourTool = await stack.createTool(otherKey, busyTool(3_000));
+
+    // Make the killer a suspect: it kills its executor beside the neighbour's run.
+    await consuming();
+    const neighbour = stack.invoke<Answer>(otherKey, { tool: neighbourTool.toolName, input: {}, timeoutMs: 30_000 });
+    await inFlight(1);
+    const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
+    await inFlight(2);
+    crash();
+    expect((await first).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
+
+    // Now it runs alone. A slug call made meanwhile is not taken by its executor (it would only wait there): it
+    // stays queued, for any other executor, until the solo run is over.
+    await consuming();
+    const solos = await metric('toolhost_worker_solo_runs_total');
+    const killed = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
+    await soloRuns(solos + 1);
+    const accepted = await stack.invoke<{ id: string }>(otherKey, {
+      tool: slug.toolName,
+      input: { title: 'Waited Behind It' },
+      wait: false,
+    });
+    expect(accepted.status).toBe(202);
+    const poll = () => stack.gateway<Answer>('GET', `/v1/invocations/${accepted.body.id}`, otherKey);
+    for (let i = 0; i < 5; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await poll()).body.status).toBe('queued');
+    }
+
+    // The killer kills its executor: the crash is its own; the slug job then runs in the new executor.
+    crash();
+    expect((await killed).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    const done = await Stack.until(poll, (r) => r.body.status !== 'running' && r.body.status !== 'queued', 30_000);
+    expect(done.body).toMatchObject({ status: 'succeeded', result: 'waited-behind-it' });
+    const blamed = await Stack.until(
+      () => tool(killerKey, killer.id),
+      (r) => r.body.failureCount === 1,
+    );
+    expect(blamed.body.usageCount).toBe(2);
+    const slugRecord = await Stack.until(
+      () => tool(otherKey, slug.id),
+      (r) => r.body.usageCount === 1,
+    );
+    expect(slugRecord.body.failureCount).toBe(0);
+  }, 180_000);
+});
