@@ -28,6 +28,7 @@ const member = (tool: ToolVersion): string => `${tool.toolId}@${tool.version}`;
 export class CrashSuspects {
   private known = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -60,13 +61,20 @@ export class CrashSuspects {
     this.timer = undefined;
   }
 
-  async refresh(): Promise<void> {
-    try {
-      const members = await this.redis.zrangebyscore(this.key, Date.now(), '+inf');
-      this.known = new Set(members);
-    } catch {
-      // keep what was known
-    }
+  /** One read at a time: while Redis is away, reads would otherwise pile up in the connection's offline queue. */
+  refresh(): Promise<void> {
+    this.reading ??= this.redis
+      .zrangebyscore(this.key, Date.now(), '+inf')
+      .then(
+        (members) => {
+          this.known = new Set(members);
+        },
+        () => undefined, // keep what was known
+      )
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
   }
 
   async accuse(tools: readonly ToolVersion[]): Promise<void> {
