@@ -633,7 +633,7 @@ describe('InvocationProcessor', () => {
     function soloSetup(): {
       events: string[];
       release: (id: string) => void;
-      start: (failing?: Set<string>) => void;
+      start: (failing?: Set<string>, takeAhead?: boolean) => void;
     } {
       const events: string[] = [];
       const releases = new Map<string, () => void>();
@@ -642,7 +642,7 @@ describe('InvocationProcessor', () => {
         if (!released.has(id)) released.set(id, new Promise<void>((resolve) => releases.set(id, resolve)));
         return released.get(id)!;
       };
-      const start = (failing = new Set<string>()): void =>
+      const start = (failing = new Set<string>(), takeAhead = true): void =>
         processor(
           async (data) => {
             if (failing.has(data.invocationId)) {
@@ -654,7 +654,7 @@ describe('InvocationProcessor', () => {
             return finished(data);
           },
           4,
-          true,
+          takeAhead,
           {
             solo: {
               isSuspect: (tool) => tool.toolId === SUSPECT,
@@ -704,6 +704,33 @@ describe('InvocationProcessor', () => {
       for (const id of later) await until(async () => (await queue.getJobState(id)) === 'completed');
       expect(await queue.getJobState(suspect)).toBe('completed');
     });
+
+    it.each([
+      ['with', true],
+      ['without', false],
+    ])(
+      'closes with a solo run waiting (%s the take-ahead): it finishes the jobs in hand and fetches none after',
+      async (_with, takeAhead) => {
+        const { events, release, start } = soloSetup();
+        start(undefined, takeAhead);
+        const [first, suspect, later] = [randomUUID(), randomUUID(), randomUUID()];
+        await add(first);
+        await until(() => events.includes(`run ${first}`));
+        await add(suspect, SUSPECT);
+        await until(async () => (await queue.getJobState(suspect)) === 'active');
+        await add(later);
+        const closed = processors[processors.length - 1].close();
+        release(first);
+        await until(() => events.includes(`run ${suspect}`));
+        release(suspect);
+        await closed;
+        expect(await queue.getJobState(first)).toBe('completed');
+        expect(await queue.getJobState(suspect)).toBe('completed');
+        // Left for another worker, unlocked.
+        expect(await queue.getJobState(later)).toBe('waiting');
+        expect(events).not.toContain(`run ${later}`);
+      },
+    );
 
     it('ends the announcement of a solo job that failed before its run, and does not clear the suspect', async () => {
       const { events, start } = soloSetup();

@@ -260,16 +260,15 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     const taken = this.taken;
     this.taken = undefined;
     if (taken) return this.keep(await this.nextJobFromJobData(taken.jobData as JobJson, taken.id, taken.token));
-    // While a crash suspect waits to run alone, or runs, a job taken here could only wait for it: it stays in the
-    // queue for other executors instead, and this one fetches again once the solo run is over.
-    if (this.gate.soloPending) await this.gate.opened();
     // BullMQ types the empty answer as a Job; at runtime it is undefined, which its loop reads as "none for now".
-    if (this.fetched !== undefined) return undefined as unknown as Job<InvocationJob, Invocation>;
+    const none = undefined as unknown as Job<InvocationJob, Invocation>;
+    if (await this.heldBySoloRun()) return none;
+    if (this.fetched !== undefined) return none;
     let markerCleared: Promise<unknown> | undefined;
     if (this.jobsRunning > 0) {
       await new Promise((resolve) => setImmediate(resolve));
       // The job just fetched may be a suspect's: by now its run has asked to go alone.
-      if (this.gate.soloPending) await this.gate.opened();
+      if (await this.heldBySoloRun()) return none;
       if (this.takingAhead) {
         // Answered "none" without asking Redis: BullMQ marks itself drained and parks on the marker, with a take-ahead
         // behind the wait. Takes-ahead remove the marker when they leave nothing waiting, so the wait returns at once
@@ -286,6 +285,17 @@ class ReplyFirstWorker extends Worker<InvocationJob, Invocation> {
     const job = await super.moveToActive(token, name);
     await markerCleared;
     return this.keep(job);
+  }
+
+  /**
+   * While a crash suspect waits to run alone, or runs, a job taken here could only wait for it: it stays in the queue
+   * for other executors instead, and this one fetches once the solo run is over. True when the worker began closing
+   * meanwhile (then nothing more is fetched).
+   */
+  private async heldBySoloRun(): Promise<boolean> {
+    if (!this.gate.soloPending) return false;
+    await this.gate.opened();
+    return this.closingDown;
   }
 
   /** Remembers a fetched job until the loop starts it (the loop's next fetch is then answered "none"). */
