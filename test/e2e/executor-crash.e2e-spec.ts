@@ -61,7 +61,7 @@ describe('worker executor crashes (e2e)', () => {
     const next = await stack.invoke(key, { tool: slug.toolName, input: { title: 'After The Crash' } });
     expect(next.body).toMatchObject({ status: 'succeeded', result: 'after-the-crash' });
     const after = await workerMetrics(stack);
-    expect(gauge(after, 'toolhost_worker_executor_crashes')).toBe(1);
+    expect(gauge(after, 'toolhost_worker_executor_crashes_total')).toBe(1);
     // The run its executor could not count is counted by the supervisor that ended it.
     expect(after).toMatch(/^toolhost_worker_invocations_total\{status="failed",code="SANDBOX_CRASH"\} 1$/m);
     expect(executorPids(stack)).not.toContain(pid);

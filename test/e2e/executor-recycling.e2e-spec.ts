@@ -26,9 +26,9 @@ describe('worker executor recycling (e2e)', () => {
     expect(answers.map((a) => a.result)).toEqual(Array.from({ length: 12 }, (_, i) => `post-${i}`));
     const text = await Stack.until(
       () => workerMetrics(stack),
-      (t) => gauge(t, 'toolhost_worker_executor_restarts') >= 1,
+      (t) => gauge(t, 'toolhost_worker_executor_restarts_total') >= 1,
     );
-    expect(gauge(text, 'toolhost_worker_executor_crashes')).toBe(0);
+    expect(gauge(text, 'toolhost_worker_executor_crashes_total')).toBe(0);
     // The worker's counters keep what replaced executors counted: no drop for Prometheus to read as a reset.
     await Stack.until(
       () => workerMetrics(stack),

@@ -51,6 +51,11 @@ export class WorkerSupervisor {
       'status',
       'code',
     ]);
+    const crashes = metrics.counter('toolhost_worker_executor_crashes_total', 'Executor processes that died');
+    const restarts = metrics.counter(
+      'toolhost_worker_executor_restarts_total',
+      'Executor processes started to replace others',
+    );
     const requeued = metrics.counter(
       'toolhost_worker_crash_requeued_total',
       'Jobs a dead executor held that had not started (they waited behind a run going alone), put back in the queue',
@@ -98,6 +103,7 @@ export class WorkerSupervisor {
           }
         },
         onLog: (level, message) => this.logger[level](message),
+        onCount: (event) => (event === 'crash' ? crashes : restarts).inc(),
       },
     );
     metrics.addRemoteSource(() => this.pool.collectMetrics());
@@ -129,12 +135,6 @@ export class WorkerSupervisor {
       gauge.set({ state: 'active' }, counts.active ?? 0);
       gauge.set({ state: 'delayed' }, counts.delayed ?? 0);
     });
-    metrics.gauge('toolhost_worker_executor_crashes', 'Executor processes that died since start', [], (gauge) =>
-      gauge.set(this.pool.stats().crashes),
-    );
-    metrics.gauge('toolhost_worker_executor_restarts', 'Executor processes started to replace others', [], (gauge) =>
-      gauge.set(this.pool.stats().restarts),
-    );
   }
 
   start(): void {

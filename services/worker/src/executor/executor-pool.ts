@@ -29,6 +29,8 @@ export interface ExecutorPoolEvents {
    */
   onCrash(workerId: string, reason: string, soloJobId: string | undefined): Promise<void>;
   onLog(level: 'warn' | 'error', message: string): void;
+  /** Counted as it happens (for counters: the pool's own stats are totals since start). */
+  onCount?(event: 'crash' | 'restart'): void;
 }
 
 export interface ExecutorPoolStats {
@@ -257,6 +259,7 @@ export class ExecutorPool {
     if (!clean) {
       const reason = signal ? `killed by ${signal}` : `exited with code ${String(code)}`;
       this.crashes += 1;
+      this.events.onCount?.('crash');
       this.events.onLog('error', `executor ${String(executor.process.pid)} ${reason}`);
       if (executor.workerId !== undefined) {
         const workerId = executor.workerId;
@@ -281,6 +284,7 @@ export class ExecutorPool {
   /** A new consuming executor: the standby when one is loaded (then a new standby), else a fresh process. */
   private replace(delayMs: number): void {
     this.restarts += 1;
+    this.events.onCount?.('restart');
     const standby = this.standby;
     if (standby !== undefined && standby.heard && !standby.exited && delayMs === 0) {
       this.standby = undefined;
