@@ -71,14 +71,13 @@ export class CrashedRunRecovery {
     const result: Recovered = { ended: [], requeued: 0, accused: suspected, ...(solo ? { culprit: solo.job.id } : {}) };
     for (const { job, token } of held) {
       if (solo && job !== solo.job && !isFinishedInvocation(job.returnvalue)) {
-        // It waited for the solo run to end: it never started, so it runs again elsewhere rather than failing.
-        if (
-          await job.moveToWait(token).then(
-            () => true,
-            () => false,
-          )
-        )
-          result.requeued += 1;
+        // It waited for the solo run to end: it never started, so it runs elsewhere rather than failing. (It fails
+        // when the lock moved on meanwhile: then its new holder, or the stalled check, owns it.)
+        const back = await job.moveToWait(token).then(
+          () => true,
+          () => false,
+        );
+        if (back) result.requeued += 1;
         continue;
       }
       const invocation = await this.end(job, token, reason, !solo && held.length > 1);
