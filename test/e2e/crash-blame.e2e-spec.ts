@@ -8,6 +8,7 @@
  * counted as failing; jobs that arrive while a suspect runs alone stay in the queue until it is over. (Jobs its
  * executor had taken all the same go back to the queue: crashed-run-recovery.int-spec.)
  */
+import { readFileSync } from 'node:fs';
 import { Stack } from './stack';
 import {
   busyTool,
@@ -181,4 +182,91 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     );
     expect(slugRecord.body.failureCount).toBe(0);
   }, 180_000);
+});
+
+describe('a suspect retried at once, on a promoted standby (e2e)', () => {
+  let stack: Stack;
+  let killerKey: string;
+  let otherKey: string;
+
+  beforeAll(async () => {
+    stack = await new Stack({
+      workerEnv: {
+        SANDBOX_PROCESSES: '1',
+        EXECUTOR_STANDBY: 'on',
+        INVOCATION_WALL_CLOCK_MS: '60000',
+        EXECUTOR_STUCK_GRACE_MS: '5000',
+      },
+    }).start();
+    ({ key: killerKey } = await stack.tenant('retry-killer'));
+    ({ key: otherKey } = await stack.tenant('retry-neighbour'));
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) =>
+        gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1 &&
+        gauge(text, 'toolhost_worker_executors{state="standby"}') === 1,
+    );
+  }, 120_000);
+
+  afterAll(() => stack?.stop(), 90_000);
+
+  /**
+   * The executor consuming the queue: the one not started as a standby while there is one; after that the oldest
+   * process (the standby that replaced it was promoted, and a new standby was started then, seconds later). Start
+   * times from /proc/<pid>/stat, in clock ticks since boot.
+   */
+  const consumingPid = (): number => {
+    const pids = executorPids(stack);
+    const original = pids.find(
+      (pid) => !readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('TOOLHOST_EXECUTOR_STANDBY=1'),
+    );
+    if (original !== undefined) return original;
+    const started = (pid: number): number => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command name (which may hold spaces); starttime is field 22, the 20th after it.
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    };
+    return pids.sort((a, b) => started(a) - started(b))[0];
+  };
+
+  it('runs the retry alone although the caller tries again the moment it is answered', async () => {
+    const killer = await stack.createTool(killerKey, busyTool(25_000));
+    const busy = await stack.createTool(otherKey, busyTool(3_000));
+    const fresh = await stack.createTool(otherKey, busyTool(3_000));
+    const solos = async (): Promise<number> => {
+      const value = gauge(await workerMetrics(stack), 'toolhost_worker_solo_runs_total');
+      return Number.isNaN(value) ? 0 : value;
+    };
+
+    // The first crash, beside the neighbour's run: blamed on nobody, both become suspects.
+    const neighbour = stack.invoke<Answer>(otherKey, { tool: busy.toolName, input: {}, timeoutMs: 30_000 });
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
+    );
+    const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
+    await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 2,
+    );
+    const before = await solos();
+    process.kill(consumingPid(), 'SIGKILL');
+    expect((await first).body.error.code).toBe('SANDBOX_CRASH');
+
+    // At once: the killer again, and another tool of the neighbour's (no suspect), both on the promoted standby,
+    // whose last read of the suspects may be up to a second old. The killer must go alone all the same.
+    const retried = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
+    const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 30_000 });
+    expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
+    await Stack.until(solos, (n) => n >= before + 1);
+    // Alone, its crash is its own.
+    process.kill(consumingPid(), 'SIGKILL');
+    expect((await retried).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    expect((await other).body).toMatchObject({ status: 'succeeded', result: 'done' });
+    const record = await Stack.until(
+      () => stack.registry('GET', `/v1/tools/${killer.id}`, killerKey),
+      (r) => r.body.usageCount === 2,
+    );
+    expect(record.body.failureCount).toBe(1);
+  }, 120_000);
 });

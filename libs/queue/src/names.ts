@@ -21,5 +21,11 @@ export const DEFAULT_QUEUE_PREFIX = 'toolhost';
  */
 export const toolChangedChannel = (prefix: string): string => `${prefix}:tool-changed`;
 
+/**
+ * The worker's supervisors publish the tool versions they make crash suspects here, before they answer the callers of
+ * the dead executor's runs, so that every executor knows before a caller can try again.
+ */
+export const crashSuspectsChannel = (prefix: string): string => `${prefix}:crash-suspects`;
+
 /** Each gateway instance listens on its own reply channel, so no gateway reads another's results. */
 export const replyChannel = (prefix: string, gatewayId: string): string => `${prefix}:replies:${gatewayId}`;

@@ -5,7 +5,7 @@ import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from './builtins/builtin-registry';
 import { CalculateBuiltin } from './builtins/calculate.builtin';
 import { OperatorToolsClient } from './builtins/operator-tools.client';
-import { CrashSuspects, crashSuspectsKey } from './executor/crash-suspects';
+import { CrashSuspects } from './executor/crash-suspects';
 import { executorLockDurationMs } from './executor/executor-deadlines';
 import { InvocationProcessor, type SoloRuns } from './invocation/invocation.processor';
 import { InvocationRunner } from './invocation/invocation-runner';
@@ -48,13 +48,19 @@ export class WorkerRuntime {
   ) {
     this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
     this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
-    this.toolChanges = new ToolChangeSubscriber(config.REDIS_URL, config.QUEUE_PREFIX, (event) =>
-      this.catalog.invalidate(event.toolId),
+    this.toolChanges = new ToolChangeSubscriber(
+      config.REDIS_URL,
+      config.QUEUE_PREFIX,
+      (event) => this.catalog.invalidate(event.toolId),
+      // Heard before a crashed run's caller is answered, so before it can try again (see CrashSuspects).
+      soloAnnouncer ? (message) => this.suspects?.heard(message) : undefined,
     );
     this.queueConnection = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-jobs');
     this.producer = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-producer');
     reportConnectionState(this.queueConnection, 'toolhost-worker-jobs', logger);
     this.outcomes = new OutcomePublisher(this.producer, outcomesStreamKey(config.QUEUE_PREFIX));
+    const suspects = soloAnnouncer ? new CrashSuspects(this.producer, config.QUEUE_PREFIX) : undefined;
+    this.suspects = suspects;
     const operator = config.BUILTIN_TOOLS_URL
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
       : undefined;
@@ -63,10 +69,6 @@ export class WorkerRuntime {
       wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
       toolCallBudget: config.TOOL_CALL_BUDGET,
     });
-    const suspects = soloAnnouncer
-      ? new CrashSuspects(this.producer, crashSuspectsKey(config.QUEUE_PREFIX))
-      : undefined;
-    this.suspects = suspects;
     this.processor = new InvocationProcessor(
       runner,
       new ReplyPublisher(this.producer),
@@ -111,11 +113,6 @@ export class WorkerRuntime {
     // Read before the first job is taken: a suspect's job taken by a fresh executor goes alone too.
     await this.suspects?.start();
     return true;
-  }
-
-  /** Reads the crash suspects now (the supervisor accused some), not at the next refresh. */
-  refreshSuspects(): Promise<void> {
-    return this.suspects?.refresh() ?? Promise.resolve();
   }
 
   consume(): void {

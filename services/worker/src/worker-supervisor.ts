@@ -7,7 +7,7 @@ import { createRedis, INVOCATIONS_QUEUE, outcomesStreamKey, reportConnectionStat
 import { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
-import { CrashSuspects, crashSuspectsKey } from './executor/crash-suspects';
+import { CrashSuspects } from './executor/crash-suspects';
 import { stuckAfterMs } from './executor/executor-deadlines';
 import { ExecutorPool } from './executor/executor-pool';
 import { EXECUTOR_CONCURRENCY_ENV } from './executor/executor-env';
@@ -45,7 +45,7 @@ export class WorkerSupervisor {
       config.QUEUE_PREFIX,
       new ReplyPublisher(this.redis),
       this.outcomes,
-      new CrashSuspects(this.redis, crashSuspectsKey(config.QUEUE_PREFIX)),
+      new CrashSuspects(this.redis, config.QUEUE_PREFIX),
     );
     const crashedRuns = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
       'status',
@@ -55,6 +55,12 @@ export class WorkerSupervisor {
     const restarts = metrics.counter(
       'toolhost_worker_executor_restarts_total',
       'Executor processes started to replace others',
+    );
+    // Counted here, as each 'solo' message arrives: a solo run that kills its executor is the one that matters, and the
+    // executor would lose it with the second of counts it had not sent yet.
+    const soloRuns = metrics.counter(
+      'toolhost_worker_solo_runs_total',
+      'Runs of crash suspects (tools running when an executor died beside other runs) that went alone',
     );
     const requeued = metrics.counter(
       'toolhost_worker_crash_requeued_total',
@@ -78,8 +84,6 @@ export class WorkerSupervisor {
           const recovered = await this.recovery.recover(workerId, reason, soloJobId);
           const { ended, accused } = recovered;
           requeued.inc(recovered.requeued);
-          // The replacement and the other executors run a suspect's next job alone from now on, not in a second.
-          if (accused > 0) this.pool.suspectsChanged();
           // The dead executor cannot count these; summed with the executors' own series of the same name. A run
           // whose caller had been answered ends with that answer, so each is counted by its own status and code.
           for (const invocation of ended) {
@@ -103,7 +107,7 @@ export class WorkerSupervisor {
           }
         },
         onLog: (level, message) => this.logger[level](message),
-        onCount: (event) => (event === 'crash' ? crashes : restarts).inc(),
+        onCount: (event) => ({ crash: crashes, restart: restarts, solo: soloRuns })[event].inc(),
       },
     );
     metrics.addRemoteSource(() => this.pool.collectMetrics());

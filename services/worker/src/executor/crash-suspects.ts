@@ -1,8 +1,9 @@
 import type Redis from 'ioredis';
+import { crashSuspectsChannel } from '@toolhost/queue';
 
 /** How long a tool version stays suspected when it never runs again to clear itself. */
 export const SUSPICION_TTL_MS = 60 * 60_000;
-/** How often an executor reads the suspects again (the supervisor that accuses also tells its own executors at once). */
+/** How often an executor reads the suspects again (accusations also reach it at once, published). */
 export const SUSPECTS_REFRESH_MS = 1_000;
 
 export interface ToolVersion {
@@ -23,18 +24,28 @@ const member = (tool: ToolVersion): string => `${tool.toolId}@${tool.version}`;
  * its consecutive-failure count was reset by that run's success anyway).
  *
  * Shared by every worker of a deployment (a sorted set in Redis, scored by expiry): a suspect's next job may be
- * taken by any executor. Executors read it every second, so checking a job costs no I/O.
+ * taken by any executor. An accusation is also published (`crashSuspectsChannel`) in the same transaction, before the
+ * callers of the dead executor's runs are answered: a caller that tries again at once reaches executors that have
+ * heard it (reading the set every second left a window in which an immediate retry ran beside others and killed them
+ * again, blamed on nobody). Executors read the set every second too (a clear, an expiry, a missed message), so
+ * checking a job costs no I/O.
  */
 export class CrashSuspects {
   private known = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
 
+  private readonly key: string;
+  private readonly channel: string;
+
   constructor(
     private readonly redis: Redis,
-    private readonly key: string,
+    prefix: string,
     private readonly ttlMs = SUSPICION_TTL_MS,
-  ) {}
+  ) {
+    this.key = crashSuspectsKey(prefix);
+    this.channel = crashSuspectsChannel(prefix);
+  }
 
   /** As of the last read. */
   has(tool: ToolVersion): boolean {
@@ -80,14 +91,28 @@ export class CrashSuspects {
   async accuse(tools: readonly ToolVersion[]): Promise<void> {
     if (tools.length === 0) return;
     const expiresAt = Date.now() + this.ttlMs;
-    const scored = tools.flatMap((tool) => [expiresAt, member(tool)]);
-    await this.redis
+    const members = tools.map(member);
+    const results = await this.redis
       .multi()
       .zremrangebyscore(this.key, '-inf', Date.now())
-      .zadd(this.key, ...scored)
+      .zadd(this.key, ...members.flatMap((name) => [expiresAt, name]))
       .pexpire(this.key, this.ttlMs)
+      .publish(this.channel, JSON.stringify({ accused: members }))
       .exec();
-    for (const tool of tools) this.known.add(member(tool));
+    const failed = results?.find(([error]) => error !== null);
+    if (results === null || failed) throw failed?.[0] ?? new Error('the accusation was not written');
+    for (const name of members) this.known.add(name);
+  }
+
+  /** An accusation published by a supervisor (`crashSuspectsChannel`): known at once, before the next read. */
+  heard(message: string): void {
+    try {
+      const { accused } = JSON.parse(message) as { accused?: unknown };
+      if (!Array.isArray(accused)) return;
+      for (const name of accused) if (typeof name === 'string') this.known.add(name);
+    } catch {
+      // A malformed message is dropped; the next read brings the set.
+    }
   }
 
   async clear(tool: ToolVersion): Promise<void> {

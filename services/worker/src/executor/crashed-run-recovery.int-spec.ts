@@ -57,9 +57,9 @@ describe('CrashedRunRecovery', () => {
       prefix,
       new ReplyPublisher(connection),
       sink,
-      new CrashSuspects(connection, crashSuspectsKey(prefix)),
+      new CrashSuspects(connection, prefix),
     );
-    suspects = new CrashSuspects(connection, crashSuspectsKey(prefix));
+    suspects = new CrashSuspects(connection, prefix);
   });
 
   afterEach(async () => {

@@ -30,7 +30,7 @@ export interface ExecutorPoolEvents {
   onCrash(workerId: string, reason: string, soloJobId: string | undefined): Promise<void>;
   onLog(level: 'warn' | 'error', message: string): void;
   /** Counted as it happens (for counters: the pool's own stats are totals since start). */
-  onCount?(event: 'crash' | 'restart'): void;
+  onCount?(event: 'crash' | 'restart' | 'solo'): void;
 }
 
 export interface ExecutorPoolStats {
@@ -161,11 +161,6 @@ export class ExecutorPool {
     );
   }
 
-  /** Tells every executor that the crash suspects changed (they read them again). */
-  suspectsChanged(): void {
-    for (const executor of this.executors) executor.send({ type: 'suspects' });
-  }
-
   /** Drain: every executor stops taking jobs and finishes its runs; those still running at the deadline are killed. */
   async stop(): Promise<void> {
     this.closing = true;
@@ -226,6 +221,7 @@ export class ExecutorPool {
         return;
       case 'solo':
         executor.soloJobId = message.jobId;
+        this.events.onCount?.('solo');
         return;
       case 'solo-end':
         if (executor.soloJobId === message.jobId) executor.soloJobId = undefined;

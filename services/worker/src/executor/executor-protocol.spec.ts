@@ -37,7 +37,6 @@ describe('executor protocol', () => {
   it('parses supervisor messages and drops anything else', () => {
     expect(parseSupervisorMessage({ type: 'drain' })).toEqual({ type: 'drain' });
     expect(parseSupervisorMessage({ type: 'consume' })).toEqual({ type: 'consume' });
-    expect(parseSupervisorMessage({ type: 'suspects' })).toEqual({ type: 'suspects' });
     expect(parseSupervisorMessage({ type: 'metrics', requestId: 2 })).toBeUndefined();
     expect(parseSupervisorMessage({ type: 'run' })).toBeUndefined();
     expect(parseSupervisorMessage(undefined)).toBeUndefined();

@@ -7,9 +7,7 @@ import type { MetricsSnapshot } from '@toolhost/observability';
 export type SupervisorMessage =
   | { type: 'drain' }
   /** To a standby executor: start consuming (it replaces one that is gone). */
-  | { type: 'consume' }
-  /** The crash suspects changed: read them again now rather than at the next refresh. */
-  | { type: 'suspects' };
+  | { type: 'consume' };
 
 export type ExecutorMessage =
   /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
@@ -59,6 +57,5 @@ export function parseSupervisorMessage(value: unknown): SupervisorMessage | unde
   if (!isObject(value)) return undefined;
   if (value.type === 'drain') return { type: 'drain' };
   if (value.type === 'consume') return { type: 'consume' };
-  if (value.type === 'suspects') return { type: 'suspects' };
   return undefined;
 }

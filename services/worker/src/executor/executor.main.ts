@@ -118,7 +118,6 @@ function main(): void {
     const message = parseSupervisorMessage(raw);
     if (message?.type === 'drain') void stop();
     if (message?.type === 'consume') consume();
-    if (message?.type === 'suspects') void runtime.refreshSuspects();
   });
   // The supervisor is gone: finish what is in flight and leave (an orphan must not keep consuming).
   process.on('disconnect', () => void stop());

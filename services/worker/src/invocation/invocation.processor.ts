@@ -50,8 +50,6 @@ export interface ProcessorHooks {
   onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void;
   /** BullMQ's worker reported an error of its own (a failed fetch, a lost lock, a connection error). */
   onWorkerError?(error: Error): void;
-  /** A crash suspect's run went alone. */
-  onSoloRun?(): void;
 }
 
 const OUTCOME_RETRY_MS = 10_000;
@@ -372,7 +370,6 @@ export class InvocationProcessor {
     if (solo?.isSuspect(job.data) && job.id !== undefined) {
       const jobId = job.id;
       return this.gate.alone(async () => {
-        this.hooks.onSoloRun?.();
         // Unannounced (the supervisor is gone: this executor is draining), it runs all the same.
         await solo.announce(jobId).catch(() => undefined);
         let invocation: Invocation;

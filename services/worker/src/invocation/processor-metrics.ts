@@ -14,7 +14,6 @@ export class ProcessorMetrics implements ProcessorHooks {
   private readonly infraFailures;
   private readonly outcomesLost;
   private readonly workerErrors;
-  private readonly soloRuns;
   private readonly workerErrorLog = new LogThrottle(10_000);
 
   constructor(
@@ -36,10 +35,6 @@ export class ProcessorMetrics implements ProcessorHooks {
       'toolhost_worker_outcomes_lost_total',
       'Outcomes of finished runs that could not be written, so the registry does not count those runs',
     );
-    this.soloRuns = metrics.counter(
-      'toolhost_worker_solo_runs_total',
-      'Runs of crash suspects (tools running when an executor died beside other runs) that went alone',
-    );
     this.workerErrors = metrics.counter(
       'toolhost_worker_queue_errors_total',
       "Errors BullMQ's worker reported of its own (failed fetches, lost locks, connection errors)",
@@ -55,10 +50,6 @@ export class ProcessorMetrics implements ProcessorHooks {
     const count = this.workerErrorLog.next();
     if (count === undefined) return;
     this.logger.error({ msg: 'the queue worker reported an error', error: error.message, count });
-  }
-
-  onSoloRun(): void {
-    this.soloRuns.inc();
   }
 
   onFinished(invocation: Invocation, seconds: number): void {

@@ -1,17 +1,29 @@
 import type Redis from 'ioredis';
-import { createRedis, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
+import { createRedis, crashSuspectsChannel, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
 
-/** Listens for the registry's tool-changed events and hands each tool id to `onChange`. */
+/**
+ * Listens for the registry's tool-changed events and hands each one to `onChange`; and, when given `onSuspects`, for
+ * the crash suspects the worker's supervisors publish (on the same connection: one subscriber per executor).
+ */
 export class ToolChangeSubscriber {
   private readonly client: Redis;
+  private readonly toolChanged: string;
+  private readonly suspects: string;
 
   constructor(
     redisUrl: string,
-    private readonly prefix: string,
+    prefix: string,
     onChange: (event: ToolChangedEvent) => void,
+    private readonly onSuspects?: (message: string) => void,
   ) {
+    this.toolChanged = toolChangedChannel(prefix);
+    this.suspects = crashSuspectsChannel(prefix);
     this.client = createRedis(redisUrl, 'subscriber', 'toolhost-worker-tool-changes');
-    this.client.on('message', (_channel: string, message: string) => {
+    this.client.on('message', (channel: string, message: string) => {
+      if (channel === this.suspects) {
+        this.onSuspects?.(message);
+        return;
+      }
       try {
         onChange(JSON.parse(message) as ToolChangedEvent);
       } catch {
@@ -21,7 +33,7 @@ export class ToolChangeSubscriber {
   }
 
   async start(): Promise<void> {
-    await this.client.subscribe(toolChangedChannel(this.prefix));
+    await this.client.subscribe(this.toolChanged, ...(this.onSuspects ? [this.suspects] : []));
   }
 
   async close(): Promise<void> {
