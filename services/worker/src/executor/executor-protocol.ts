@@ -1,8 +1,9 @@
 import type { MetricsSnapshot } from '@toolhost/observability';
 
 /**
- * IPC between the worker's supervisor and its executor processes. Nothing here is on an invocation's path:
- * executors take jobs from Redis themselves, and these messages only carry lifecycle, health and metrics.
+ * IPC between the worker's supervisor and its executor processes. Executors take jobs from Redis themselves, and
+ * these messages carry lifecycle, health and metrics; the only ones on an invocation's path are the `solo`
+ * announcements of a crash suspect's run, which is rare and waits for its neighbours' runs anyway.
  */
 export type SupervisorMessage =
   | { type: 'drain' }
