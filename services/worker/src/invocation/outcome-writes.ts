@@ -1,4 +1,5 @@
 import type { OutcomeJob } from '@toolhost/queue';
+import { InFlight } from './in-flight';
 import { OutcomeWriteError } from './outcome-write.error';
 
 /** Where finished runs go (the outcomes stream); resolves once the outcome is durable. */
@@ -23,8 +24,7 @@ interface Write {
 export class OutcomeWrites {
   private readonly writes: Write[] = [];
   /** Nested runs of the tree still going; their outcomes are added when they end. */
-  private running = 0;
-  private whenIdle: (() => void)[] = [];
+  private readonly running = new InFlight();
 
   constructor(private readonly sink: OutcomeSink) {}
 
@@ -35,11 +35,7 @@ export class OutcomeWrites {
    * then retired or drained). Nested runs share the tree's wall clock, so the wait is bounded by it.
    */
   track<T>(run: Promise<T>): Promise<T> {
-    this.running += 1;
-    return run.finally(() => {
-      this.running -= 1;
-      if (this.running === 0) for (const wake of this.whenIdle.splice(0)) wake();
-    });
+    return this.running.track(run);
   }
 
   add(outcome: OutcomeJob): void {
@@ -53,7 +49,8 @@ export class OutcomeWrites {
    * some are not. Each call first writes again the outcomes whose last write failed.
    */
   async settle(): Promise<void> {
-    while (this.running > 0) await new Promise<void>((resolve) => this.whenIdle.push(resolve));
+    // Again after each wake-up: a run ending may have started another.
+    while (this.running.count > 0) await this.running.idle();
     for (const write of this.writes) if (write.failed) this.start(write);
     await Promise.all(this.writes.map((write) => write.done));
     const failed = this.writes.filter((write) => write.failed);

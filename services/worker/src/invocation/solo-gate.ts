@@ -1,3 +1,5 @@
+import { InFlight } from './in-flight';
+
 /**
  * Lets one run go alone in its executor: it starts once the runs already going have finished, and no other run
  * starts until it has. Then, if the executor dies during it, that run is the one that killed it (see CrashSuspects).
@@ -5,22 +7,15 @@
  * Solo runs are rare (only suspects take them); the shared path costs a counter and a check.
  */
 export class SoloGate {
-  private running = 0;
+  private readonly running = new InFlight();
   /** Set from the moment a solo run asks to go until it is done; runs arriving meanwhile wait for it. */
   private solo: Promise<void> | undefined;
-  private drained: (() => void) | undefined;
 
   /** Runs `run` beside the other shared runs, after any solo run waiting or going. */
   async shared<T>(run: () => Promise<T>): Promise<T> {
     // Checked again right before going on (a waiting solo run may have taken its turn first).
     while (this.solo) await this.solo;
-    this.running += 1;
-    try {
-      return await run();
-    } finally {
-      this.running -= 1;
-      if (this.running === 0) this.drained?.();
-    }
+    return this.running.track(run());
   }
 
   /** Runs `run` once no other run is going; holds every other run back until it is done. */
@@ -29,8 +24,7 @@ export class SoloGate {
     let release!: () => void;
     this.solo = new Promise<void>((resolve) => (release = resolve));
     try {
-      if (this.running > 0) await new Promise<void>((resolve) => (this.drained = resolve));
-      this.drained = undefined;
+      await this.running.idle();
       return await run();
     } finally {
       this.solo = undefined;
@@ -45,7 +39,7 @@ export class SoloGate {
 
   /** Runs going (solo runs not included). */
   get shareCount(): number {
-    return this.running;
+    return this.running.count;
   }
 
   get soloPending(): boolean {

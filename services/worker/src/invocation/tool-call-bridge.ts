@@ -14,6 +14,7 @@ import { RegistryUnavailableError } from '../registry/registry-unavailable.error
 import type { ToolCatalog } from '../registry/tool-catalog';
 import { nestedInvocationId } from './nested-invocation-id';
 import type { AuditLog, RunPlan } from './run-plan';
+import { InFlight } from './in-flight';
 
 const problemsJson = (problems: InputProblem[]): JsonValue =>
   problems.map((problem) => ({ path: problem.path, message: problem.message }));
@@ -51,8 +52,7 @@ export class ToolCallBridge implements ToolBridge {
   ) {}
 
   /** Calls dispatched and not answered yet (their audit rows are still to come). */
-  private inFlight = 0;
-  private whenIdle: (() => void)[] = [];
+  private readonly calls = new InFlight();
 
   /**
    * Resolves once no call is in flight. A run can end with calls still going (its budget ran out under
@@ -60,18 +60,11 @@ export class ToolCallBridge implements ToolBridge {
    * Bounded by the calls' own limits (the callee's wall clock, the built-ins' timeouts).
    */
   idle(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.whenIdle.push(resolve));
+    return this.calls.idle();
   }
 
   async callTool(name: string, input: JsonValue): Promise<ToolCallAnswer> {
-    this.inFlight += 1;
-    try {
-      return await this.callAndAudit(name, input);
-    } finally {
-      this.inFlight -= 1;
-      if (this.inFlight === 0) for (const wake of this.whenIdle.splice(0)) wake();
-    }
+    return this.calls.track(this.callAndAudit(name, input));
   }
 
   private async callAndAudit(name: string, input: JsonValue): Promise<ToolCallAnswer> {
