@@ -36,6 +36,7 @@ type Answer = { id: number; ok: true; result: JsonValue } | { id: number; ok: fa
 
 interface Pending {
   id: number;
+  tenant: string;
   expression: string;
   resolve: (value: JsonValue) => void;
   reject: (error: Error) => void;
@@ -70,19 +71,17 @@ parentPort.postMessage({ ready: true });
 `;
 
 /**
- * Evaluates mathjs expressions on a thread of their own, one at a time, each within a time limit: the executor's
- * event loop is shared by every tenant's runs, and no check of an expression's text bounds what it computes (a
- * 923-character expression of matrix powers ran for 44 s). A thread past its time or memory is terminated, the
- * expression fails, and the next expression gets a new thread. The thread is started at the first expression
- * (loading mathjs takes a few hundred ms, which does not count against it) and never keeps the process alive.
- */
-/**
  * Waiting items served one tenant at a time, in turn (Map order is the turn order): a tenant with many expressions
  * waiting does not hold back another's one.
  */
 class TenantTurns<T> {
   private readonly byTenant = new Map<string, T[]>();
   length = 0;
+
+  /** Items of `tenant` waiting. */
+  count(tenant: string): number {
+    return this.byTenant.get(tenant)?.length ?? 0;
+  }
 
   push(tenant: string, item: T): void {
     const waiting = this.byTenant.get(tenant);
@@ -115,6 +114,13 @@ class TenantTurns<T> {
 const START_BACKOFF_FIRST_MS = 1_000;
 const START_BACKOFF_MAX_MS = 30_000;
 
+/**
+ * Evaluates mathjs expressions on a thread of their own, one at a time, each within a time limit: the executor's
+ * event loop is shared by every tenant's runs, and no check of an expression's text bounds what it computes (a
+ * 923-character expression of matrix powers ran for 44 s). A thread past its time or memory is terminated, the
+ * expression fails, and the next expression gets a new thread. The thread is started at the first expression
+ * (loading mathjs takes a few hundred ms, which does not count against it) and never keeps the process alive.
+ */
 export class ExpressionThread {
   private worker: Worker | undefined;
   private ready = false;
@@ -124,8 +130,6 @@ export class ExpressionThread {
   private startTimer: NodeJS.Timeout | undefined;
   private failedStarts = 0;
   private refuseUntil = 0;
-  /** Expressions waiting or running, by tenant. */
-  private readonly perTenant = new Map<string, number>();
 
   constructor(private readonly options: ExpressionThreadOptions) {}
 
@@ -133,34 +137,35 @@ export class ExpressionThread {
     if (Date.now() < this.refuseUntil) {
       return Promise.reject(new ExpressionError('the expression evaluator is not available; try again', false));
     }
-    const held = this.perTenant.get(tenant) ?? 0;
+    // Waiting or running.
+    const held = this.queue.count(tenant) + (this.current?.pending.tenant === tenant ? 1 : 0);
     if (
       this.queue.length >= this.options.maxQueued ||
       held >= (this.options.maxQueuedPerTenant ?? Number.POSITIVE_INFINITY)
     ) {
       return Promise.reject(new ExpressionError('too many expressions are waiting to be evaluated; try again', false));
     }
-    this.perTenant.set(tenant, held + 1);
-    const release = (): void => {
-      const left = (this.perTenant.get(tenant) ?? 1) - 1;
-      if (left > 0) this.perTenant.set(tenant, left);
-      else this.perTenant.delete(tenant);
-    };
     return new Promise<JsonValue>((resolve, reject) => {
-      this.queue.push(tenant, { id: this.nextId++, expression, resolve, reject });
+      this.queue.push(tenant, { id: this.nextId++, tenant, expression, resolve, reject });
       this.pump();
-    }).finally(release);
+    });
   }
 
   /** Ends the thread; expressions still waiting fail. */
   async close(): Promise<void> {
+    clearTimeout(this.startTimer);
+    const terminated = this.dropThread();
+    this.failQueued(new ExpressionError('the worker is shutting down', false));
+    this.fail(new ExpressionError('the worker is shutting down', false));
+    await terminated;
+  }
+
+  /** Forgets the thread (its late messages and exit are then ignored) and terminates it. */
+  private dropThread(): Promise<number> | undefined {
     const worker = this.worker;
     this.worker = undefined;
     this.ready = false;
-    clearTimeout(this.startTimer);
-    this.failQueued(new ExpressionError('the worker is shutting down', false));
-    if (this.current) this.fail(new ExpressionError('the worker is shutting down', false));
-    await worker?.terminate();
+    return worker?.terminate();
   }
 
   private pump(): void {
@@ -193,10 +198,7 @@ export class ExpressionThread {
    */
   private startFailed(reason: string): void {
     clearTimeout(this.startTimer);
-    const worker = this.worker;
-    this.worker = undefined;
-    this.ready = false;
-    void worker?.terminate();
+    void this.dropThread();
     this.failedStarts += 1;
     this.refuseUntil =
       Date.now() + Math.min(START_BACKOFF_FIRST_MS * 2 ** (this.failedStarts - 1), START_BACKOFF_MAX_MS);
@@ -274,10 +276,7 @@ export class ExpressionThread {
   }
 
   private restart(): void {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.ready = false;
-    void worker?.terminate();
+    void this.dropThread();
     this.pump();
   }
 }
