@@ -1,3 +1,4 @@
+import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
 import Ajv, { type ErrorObject } from 'ajv';
 import { ConfigError } from './config.error';
 
@@ -65,6 +66,13 @@ export const commonEnvProperties = {
     pattern: '^rediss?://',
     description: 'Redis for queues, replies and pub/sub; may name a database index (redis://host:6379/5)',
   },
+  QUEUE_PREFIX: {
+    type: 'string',
+    default: DEFAULT_QUEUE_PREFIX,
+    minLength: 1,
+    description:
+      'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes, crash suspects)',
+  },
   METRICS_EVENT_LOOP_RESOLUTION_MS: {
     type: 'integer',
     minimum: 1,
@@ -90,5 +98,6 @@ export interface CommonConfig {
   NODE_ENV: 'development' | 'test' | 'production';
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   REDIS_URL: string;
+  QUEUE_PREFIX: string;
   METRICS_EVENT_LOOP_RESOLUTION_MS: number;
 }

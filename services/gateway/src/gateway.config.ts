@@ -1,5 +1,5 @@
 import { commonEnvProperties, ConfigError, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
-import { DEFAULT_QUEUE_PREFIX, DEFAULT_RETENTION_COUNT, DEFAULT_RETENTION_S } from '@toolhost/queue';
+import { DEFAULT_RETENTION_COUNT, DEFAULT_RETENTION_S } from '@toolhost/queue';
 
 /** The gateway's environment. Read once at boot; nothing else reads process.env. */
 export const gatewayEnvSchema = {
@@ -24,12 +24,6 @@ export const gatewayEnvSchema = {
       default: 2_000,
       minimum: 50,
       description: 'a registry call that takes longer answers 503 UNAVAILABLE',
-    },
-    QUEUE_PREFIX: {
-      type: 'string',
-      default: DEFAULT_QUEUE_PREFIX,
-      minLength: 1,
-      description: 'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes)',
     },
     ENQUEUE_TIMEOUT_MS: {
       type: 'integer',
@@ -143,7 +137,6 @@ export interface GatewayConfig extends CommonConfig {
   REGISTRY_URL: string;
   INTERNAL_API_TOKEN?: string;
   REGISTRY_TIMEOUT_MS: number;
-  QUEUE_PREFIX: string;
   ENQUEUE_TIMEOUT_MS: number;
   INVOKE_WAIT_DEFAULT_MS: number;
   INVOKE_WAIT_MAX_MS: number;

@@ -6,7 +6,6 @@ import {
   type EnvSchema,
 } from '@toolhost/config';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
-import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
 
 /** The registry's environment. Read once at boot; nothing else reads process.env. */
 export const registryEnvSchema = {
@@ -45,12 +44,6 @@ export const registryEnvSchema = {
       description: 'largest request body; larger bodies answer 413',
     },
     DATABASE_POOL_SIZE: { type: 'integer', default: 10, minimum: 1, description: 'Postgres connections' },
-    QUEUE_PREFIX: {
-      type: 'string',
-      default: DEFAULT_QUEUE_PREFIX,
-      minLength: 1,
-      description: 'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes)',
-    },
     OUTCOMES_BATCH_SIZE: {
       type: 'integer',
       default: 100,
@@ -78,7 +71,6 @@ export interface RegistryConfig extends CommonConfig {
   MAX_TOOL_MEMORY_MB: number;
   REGISTRY_BODY_LIMIT_BYTES: number;
   DATABASE_POOL_SIZE: number;
-  QUEUE_PREFIX: string;
   OUTCOMES_BATCH_SIZE: number;
   OUTCOMES_LINGER_MS: number;
 }

@@ -1,6 +1,5 @@
 import { commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
-import { DEFAULT_QUEUE_PREFIX } from '@toolhost/queue';
 
 /** The worker's environment. Read once at boot; nothing else reads process.env. */
 export const workerEnvSchema = {
@@ -11,11 +10,6 @@ export const workerEnvSchema = {
     WORKER_HOST: { type: 'string', default: '0.0.0.0', description: 'address the worker HTTP server listens on' },
     REGISTRY_URL: { type: 'string', default: 'http://127.0.0.1:3001', description: 'registry base URL (internal API)' },
     INTERNAL_API_TOKEN: { type: 'string', minLength: 16, description: 'bearer token of the registry internal API' },
-    QUEUE_PREFIX: {
-      type: 'string',
-      default: DEFAULT_QUEUE_PREFIX,
-      description: 'prefix of every Redis key and pub/sub channel (queues, outcome stream, replies, tool changes)',
-    },
     WORKER_CONCURRENCY: {
       type: 'integer',
       default: 64,
@@ -100,7 +94,6 @@ export interface WorkerConfig extends CommonConfig {
   WORKER_HOST: string;
   REGISTRY_URL: string;
   INTERNAL_API_TOKEN?: string;
-  QUEUE_PREFIX: string;
   WORKER_CONCURRENCY: number;
   SANDBOX_PROCESSES?: number;
   SANDBOX_MAX_RUNS_PER_PROCESS: number;
