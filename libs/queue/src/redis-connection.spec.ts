@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
-import { reportConnectionState } from './redis-connection';
+import { nestConnectionLog, reportConnectionState } from './redis-connection';
 
 describe('reportConnectionState', () => {
   it('logs an outage once when it starts and once when the connection is back', () => {
@@ -19,5 +19,18 @@ describe('reportConnectionState', () => {
       'info Redis connection back',
       'warn Redis connection lost; retrying {"connection":"test","err":"read ECONNRESET"}',
     ]);
+  });
+
+  it("writes through a Nest logger, whose info level is 'log'", () => {
+    const client = new EventEmitter();
+    const lines: string[] = [];
+    const logger = {
+      warn: (_fields: object, message: string) => lines.push(`warn ${message}`),
+      log: (fields: object, message: string) => lines.push(`log ${message} ${Object.keys(fields).join()}`),
+    };
+    reportConnectionState(client as unknown as Redis, 'nest', nestConnectionLog(logger));
+    client.emit('error', new Error('down'));
+    client.emit('ready');
+    expect(lines).toEqual(['warn Redis connection lost; retrying', 'log Redis connection back connection,awayMs']);
   });
 });

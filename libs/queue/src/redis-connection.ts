@@ -41,6 +41,17 @@ export interface ConnectionStateLog {
   info(fields: object, message: string): void;
 }
 
+/** A Nest `Logger` (whose info level is `log`) as a ConnectionStateLog. */
+export function nestConnectionLog(logger: {
+  warn(fields: object, message: string): void;
+  log(fields: object, message: string): void;
+}): ConnectionStateLog {
+  return {
+    warn: (fields, message) => logger.warn(fields, message),
+    info: (fields, message) => logger.log(fields, message),
+  };
+}
+
 /**
  * Logs a connection's outages once each: at its first error (a connection that drops, or that cannot connect at
  * start; ioredis then retries and errors again on every attempt, unlogged), and when it is ready again, with how

@@ -6,6 +6,7 @@ import { MetricsService, RedisReadinessCheck, type ReadinessCheck } from '@toolh
 import {
   createRedis,
   replyChannel,
+  nestConnectionLog,
   reportConnectionState,
   retention,
   toolChangedChannel,
@@ -80,11 +81,7 @@ export class GatewayRuntime {
     this.listing = new ToolListingService(this.registry);
 
     this.producer = createProducerConnection(config.REDIS_URL, `gateway-producer-${this.gatewayId}`);
-    const redisLog = new Logger('Redis');
-    reportConnectionState(this.producer, `gateway-producer-${this.gatewayId}`, {
-      warn: (fields, message) => redisLog.warn(fields, message),
-      info: (fields, message) => redisLog.log(fields, message),
-    });
+    reportConnectionState(this.producer, `gateway-producer-${this.gatewayId}`, nestConnectionLog(new Logger('Redis')));
     this.subscriber = new RedisSubscriber(config.REDIS_URL, `gateway-subscriber-${this.gatewayId}`);
     this.queue = new BullmqInvocationQueue(
       this.producer,

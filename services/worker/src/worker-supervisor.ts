@@ -3,7 +3,13 @@ import { availableParallelism } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { ErrorCode } from '@toolhost/contracts';
-import { createRedis, INVOCATIONS_QUEUE, outcomesStreamKey, reportConnectionState } from '@toolhost/queue';
+import {
+  createRedis,
+  INVOCATIONS_QUEUE,
+  outcomesStreamKey,
+  nestConnectionLog,
+  reportConnectionState,
+} from '@toolhost/queue';
 import { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
 import { CrashedRunRecovery } from './executor/crashed-run-recovery';
@@ -35,10 +41,7 @@ export class WorkerSupervisor {
     // served 1.2x the throughput of two at 0.8x the single-client latency (see docs/pipeline.md).
     const size = Math.max(1, config.SANDBOX_PROCESSES ?? availableParallelism() - 1);
     this.redis = createRedis(config.REDIS_URL, 'worker', 'toolhost-worker-supervisor');
-    reportConnectionState(this.redis, 'toolhost-worker-supervisor', {
-      warn: (fields, message) => this.logger.warn(fields, message),
-      info: (fields, message) => this.logger.log(fields, message),
-    });
+    reportConnectionState(this.redis, 'toolhost-worker-supervisor', nestConnectionLog(this.logger));
     this.outcomes = new OutcomePublisher(this.redis, outcomesStreamKey(config.QUEUE_PREFIX));
     this.recovery = new CrashedRunRecovery(
       this.redis,
@@ -81,9 +84,13 @@ export class WorkerSupervisor {
       },
       {
         onCrash: async (workerId, reason, soloJobId) => {
-          const recovered = await this.recovery.recover(workerId, reason, soloJobId);
-          const { ended, accused } = recovered;
-          requeued.inc(recovered.requeued);
+          const {
+            ended,
+            requeued: putBack,
+            accused,
+            culprit,
+          } = await this.recovery.recover(workerId, reason, soloJobId);
+          requeued.inc(putBack);
           // The dead executor cannot count these; summed with the executors' own series of the same name. A run
           // whose caller had been answered ends with that answer, so each is counted by its own status and code.
           for (const invocation of ended) {
@@ -91,16 +98,16 @@ export class WorkerSupervisor {
           }
           await this.outcomes.drain();
           const crashed = ended.filter((invocation) => invocation.error?.code === ErrorCode.SANDBOX_CRASH).length;
-          if (ended.length + recovered.requeued > 0) {
+          if (ended.length + putBack > 0) {
             this.logger.warn(
               {
                 sandboxCrash: crashed,
                 endedWithAnswer: ended.length - crashed,
-                requeued: recovered.requeued,
-                culprit: recovered.culprit ?? null,
+                requeued: putBack,
+                culprit: culprit ?? null,
                 suspected: accused,
               },
-              recovered.culprit === undefined
+              culprit === undefined
                 ? 'ended the runs of a dead executor; the tool versions it held run alone until they run cleanly'
                 : 'ended the run that killed its executor while running alone; the jobs waiting behind it are queued again',
             );

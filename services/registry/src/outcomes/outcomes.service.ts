@@ -7,6 +7,7 @@ import {
   createRedis,
   outcomesDeadLetterKey,
   outcomesStreamKey,
+  nestConnectionLog,
   reportConnectionState,
   type OutcomeJob,
 } from '@toolhost/queue';
@@ -49,10 +50,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
       'Outcome passes in a row that applied nothing for an error that is not a known outage (alert when above 0)',
     );
     this.connection = createRedis(config.REDIS_URL, 'worker', 'toolhost-registry-outcomes');
-    reportConnectionState(this.connection, 'toolhost-registry-outcomes', {
-      warn: (fields, message) => this.logger.warn(fields, message),
-      info: (fields, message) => this.logger.log(fields, message),
-    });
+    reportConnectionState(this.connection, 'toolhost-registry-outcomes', nestConnectionLog(this.logger));
     this.consumer = new OutcomeStreamConsumer(
       {
         redis: this.connection,
