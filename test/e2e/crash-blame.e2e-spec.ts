@@ -20,6 +20,29 @@ import {
   type Answer,
 } from './executor-support';
 
+/** A series of the worker's metrics, 0 while absent. */
+async function metric(stack: Stack, series: string): Promise<number> {
+  const value = gauge(await workerMetrics(stack), series);
+  return Number.isNaN(value) ? 0 : value;
+}
+
+/** Waits until the worker's executors hold `n` runs (as of their last heartbeats, at most a second old). */
+const inFlight = (stack: Stack, n: number) =>
+  Stack.until(
+    () => metric(stack, 'toolhost_worker_sandbox_in_flight'),
+    (value) => value === n,
+  );
+
+/**
+ * Waits until `n` solo runs have started. The supervisor counts one as its 'solo' message arrives, so by then it
+ * knows which run is alone.
+ */
+const soloRuns = (stack: Stack, n: number) =>
+  Stack.until(
+    () => metric(stack, 'toolhost_worker_solo_runs_total'),
+    (value) => value >= n,
+  );
+
 describe('pinning executor crashes on the tool that causes them (e2e)', () => {
   let stack: Stack;
   let killerKey: string;
@@ -35,28 +58,10 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
   afterAll(() => stack?.stop(), 60_000);
 
   const tool = (key: string, id: string) => stack.registry('GET', `/v1/tools/${id}`, key);
-  const metric = async (series: string): Promise<number> => {
-    const value = gauge(await workerMetrics(stack), series);
-    return Number.isNaN(value) ? 0 : value;
-  };
   const consuming = () =>
     Stack.until(
-      () => metric('toolhost_worker_executors{state="consuming"}'),
+      () => metric(stack, 'toolhost_worker_executors{state="consuming"}'),
       (n) => n === 1,
-    );
-  const inFlight = (n: number) =>
-    Stack.until(
-      () => metric('toolhost_worker_sandbox_in_flight'),
-      (value) => value === n,
-    );
-  /**
-   * Waits until the executor has started the `n`th solo run. The counter comes with a heartbeat sent after the run's
-   * 'solo' message on the same channel, so by then the supervisor knows which run is alone.
-   */
-  const soloRuns = (n: number) =>
-    Stack.until(
-      () => metric('toolhost_worker_solo_runs_total'),
-      (value) => value >= n,
     );
   /** The crash: kills the worker's only executor (the killer's run is in it). */
   const crash = (): void => {
@@ -76,9 +81,9 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     // 1. The killer kills the executor while the neighbour's run is going there too: neither is blamed.
     await consuming();
     const neighbourFirst = runNeighbour();
-    await inFlight(1);
+    await inFlight(stack, 1);
     const first = runKiller();
-    await inFlight(2);
+    await inFlight(stack, 2);
     crash();
     expect((await first).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
     expect((await neighbourFirst).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
@@ -95,9 +100,9 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
 
     // 2. Both are suspects now. The neighbour's next run goes alone, succeeds, and clears it.
     await consuming();
-    const solosBefore = await metric('toolhost_worker_solo_runs_total');
+    const solosBefore = await metric(stack, 'toolhost_worker_solo_runs_total');
     expect((await runNeighbour()).body).toMatchObject({ status: 'succeeded', result: 'done' });
-    await soloRuns(solosBefore + 1);
+    await soloRuns(stack, solosBefore + 1);
 
     // 3. The killer's next runs go alone, each arriving while a neighbour's run is going: it waits for that run
     // (which succeeds, and runs beside nothing: the neighbour is no longer a suspect), then kills its executor
@@ -106,10 +111,10 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     for (let failures = 1; failures <= 3; failures += 1) {
       await consuming();
       const neighbour = runNeighbour();
-      await inFlight(1);
+      await inFlight(stack, 1);
       const killed = runKiller();
       expect((await neighbour).body).toMatchObject({ status: 'succeeded', result: 'done' });
-      await soloRuns((solos += 1));
+      await soloRuns(stack, (solos += 1));
       crash();
       expect((await killed).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
       await Stack.until(
@@ -141,9 +146,9 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     // Make the killer a suspect: it kills its executor beside the neighbour's run.
     await consuming();
     const neighbour = stack.invoke<Answer>(otherKey, { tool: neighbourTool.toolName, input: {}, timeoutMs: 30_000 });
-    await inFlight(1);
+    await inFlight(stack, 1);
     const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
-    await inFlight(2);
+    await inFlight(stack, 2);
     crash();
     expect((await first).body.error.code).toBe('SANDBOX_CRASH');
     expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
@@ -151,9 +156,9 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     // Now it runs alone. A slug call made meanwhile is not taken by its executor (it would only wait there): it
     // stays queued, for any other executor, until the solo run is over.
     await consuming();
-    const solos = await metric('toolhost_worker_solo_runs_total');
+    const solos = await metric(stack, 'toolhost_worker_solo_runs_total');
     const killed = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
-    await soloRuns(solos + 1);
+    await soloRuns(stack, solos + 1);
     const accepted = await stack.invoke<{ id: string }>(otherKey, {
       tool: slug.toolName,
       input: { title: 'Waited Behind It' },
@@ -233,23 +238,13 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     const killer = await stack.createTool(killerKey, busyTool(25_000));
     const busy = await stack.createTool(otherKey, busyTool(3_000));
     const fresh = await stack.createTool(otherKey, busyTool(3_000));
-    const solos = async (): Promise<number> => {
-      const value = gauge(await workerMetrics(stack), 'toolhost_worker_solo_runs_total');
-      return Number.isNaN(value) ? 0 : value;
-    };
 
     // The first crash, beside the neighbour's run: blamed on nobody, both become suspects.
     const neighbour = stack.invoke<Answer>(otherKey, { tool: busy.toolName, input: {}, timeoutMs: 30_000 });
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
-    );
+    await inFlight(stack, 1);
     const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 2,
-    );
-    const before = await solos();
+    await inFlight(stack, 2);
+    const before = await metric(stack, 'toolhost_worker_solo_runs_total');
     process.kill(consumingPid(), 'SIGKILL');
     expect((await first).body.error.code).toBe('SANDBOX_CRASH');
 
@@ -258,7 +253,7 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     const retried = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 30_000 });
     expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
-    await Stack.until(solos, (n) => n >= before + 1);
+    await soloRuns(stack, before + 1);
     // Alone, its crash is its own.
     process.kill(consumingPid(), 'SIGKILL');
     expect((await retried).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
