@@ -61,10 +61,8 @@ export class HttpClient {
 }
 
 /**
- * Announces a POST body of `bytes` bytes and waits for the answer before sending any of it. A server refusing the
- * size answers from the declared length and closes the connection without reading the body (Fastify sends
- * `Connection: close`); a client that writes the body meanwhile meets EPIPE or a reset, and may do so before it has
- * read the answer: with fetch, a test sending the whole body failed now and then.
+ * Announces a POST body of `bytes` bytes and waits for the answer before sending any of it: the server answers 413
+ * from the declared length. (A client that writes the whole body first is covered by test/http-edge.)
  */
 export function postOversized(baseUrl: string, path: string, key: string, bytes: number): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {

@@ -1,8 +1,8 @@
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
-import { ShutdownState } from '@toolhost/observability';
+import { createHttpEdgeAdapter, ShutdownState } from '@toolhost/observability';
 import { Logger } from 'nestjs-pino';
 import { withDeadline } from './common/deadline';
 import { InFlightRequests } from './common/in-flight-requests';
@@ -29,7 +29,7 @@ const BODY_ENVELOPE_BYTES = 64 * 1024;
  * Resolves once the reply-channel subscription is live when Redis is up (it does not wait for a down Redis).
  */
 export async function createGatewayApp(config: GatewayConfig): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: DEFAULT_LIMITS.maxInputBytes + BODY_ENVELOPE_BYTES });
+  const adapter = createHttpEdgeAdapter({ bodyLimit: DEFAULT_LIMITS.maxInputBytes + BODY_ENVELOPE_BYTES });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config), adapter, {
     bufferLogs: true,
     // Idle keep-alive connections would hold `close()` open forever; requests still being answered are waited

@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ErrorCode } from '@toolhost/contracts';
+import { createHttpEdgeAdapter } from '@toolhost/observability';
 import type { FastifyInstance } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { ensureDatabase } from './database/ensure-database';
@@ -44,7 +45,7 @@ export async function createRegistryApp(config: Readonly<RegistryConfig>): Promi
   await ensureDatabase(config.DATABASE_URL);
   const migrations = await migrateDatabase(config.DATABASE_URL);
 
-  const adapter = new FastifyAdapter({ bodyLimit: config.REGISTRY_BODY_LIMIT_BYTES });
+  const adapter = createHttpEdgeAdapter({ bodyLimit: config.REGISTRY_BODY_LIMIT_BYTES });
   installJsonBodyParser(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(RegistryModule.forRoot(config, settings), adapter, {
     bufferLogs: true,

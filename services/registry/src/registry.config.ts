@@ -5,7 +5,7 @@ import {
   type CommonConfig,
   type EnvSchema,
 } from '@toolhost/config';
-import { DEFAULT_LIMITS } from '@toolhost/contracts';
+import { DEFAULT_LIMITS, MAX_API_KEY_LENGTH } from '@toolhost/contracts';
 
 /** The registry's environment. Read once at boot; nothing else reads process.env. */
 export const registryEnvSchema = {
@@ -18,6 +18,8 @@ export const registryEnvSchema = {
     TOOLHOST_ADMIN_KEY: {
       type: 'string',
       minLength: 16,
+      // A bearer key either service accepts at all (bearerKeyOf): printable ASCII, at most MAX_API_KEY_LENGTH.
+      pattern: `^[\\x21-\\x7e]{1,${MAX_API_KEY_LENGTH}}$`,
       description: 'admin key (tenants and keys); generated and printed when unset outside production',
     },
     TOOLHOST_SECRETS_KEY: {
@@ -28,6 +30,8 @@ export const registryEnvSchema = {
     INTERNAL_API_TOKEN: {
       type: 'string',
       minLength: 16,
+      // A bearer key either service accepts at all (bearerKeyOf): printable ASCII, at most MAX_API_KEY_LENGTH.
+      pattern: `^[\\x21-\\x7e]{1,${MAX_API_KEY_LENGTH}}$`,
       description: 'bearer token of the internal API (gateway, worker); required in production',
     },
     MAX_TOOL_TIMEOUT_MS: {

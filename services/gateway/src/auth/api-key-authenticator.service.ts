@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LruCache } from '@toolhost/contracts';
+import { bearerKeyOf, LruCache } from '@toolhost/contracts';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { RegistryUnavailableError, type RegistryClient } from '../registry/registry.client';
@@ -32,9 +32,9 @@ export class ApiKeyAuthenticator {
 
   /** The principal of an `Authorization` header value; UNAUTHORIZED for none or a bad key. */
   async authenticate(authorization: string | undefined): Promise<Principal> {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-    if (!match) throw GatewayError.unauthorized('missing Authorization: Bearer <key>');
-    const key = match[1];
+    // A missing, over-long or malformed key is refused here: the registry is never asked about it.
+    const key = bearerKeyOf(authorization);
+    if (key === undefined) throw GatewayError.unauthorized('missing or malformed Authorization: Bearer <key>');
     const hash = createHash('sha256').update(key, 'utf8').digest('hex');
     const cached = this.known.get(hash);
     if (cached) {

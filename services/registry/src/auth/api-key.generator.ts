@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { API_KEY_PREFIX, hashApiKey } from '@toolhost/contracts';
+import { API_KEY_PREFIX, bearerKeyOf, hashApiKey } from '@toolhost/contracts';
 
 export interface GeneratedApiKey {
   /** Shown once, to the caller that created it. */
@@ -15,9 +15,7 @@ export function generateApiKey(): GeneratedApiKey {
   return { key, prefix: key.slice(0, API_KEY_PREFIX.length + 8), hash: hashApiKey(key) };
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+/** The token of an `Authorization: Bearer <token>` header, or undefined (also for a malformed or over-long one). */
 export function bearerTokenOf(header: string | string[] | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return match?.[1];
+  return bearerKeyOf(header);
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { hashApiKey, SCOPES, type Scope, type VerifiedApiKey } from '@toolhost/contracts';
+import { hashApiKey, isWellFormedApiKey, SCOPES, type Scope, type VerifiedApiKey } from '@toolhost/contracts';
 import { RegistryError } from '../errors/registry.error';
 import type { RegistrySettings } from '../registry-settings';
 import { REGISTRY_SETTINGS } from '../registry.tokens';
@@ -12,7 +12,8 @@ const verifyKeyBody = new BodyValidator<{ key: string }>({
   type: 'object',
   additionalProperties: false,
   required: ['key'],
-  properties: { key: { type: 'string', minLength: 1, maxLength: 512 } },
+  // Any string: a key that is empty, over-long or malformed is a bad key (401), not a bad request.
+  properties: { key: { type: 'string' } },
 });
 
 const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
@@ -26,7 +27,7 @@ export class AuthService {
   ) {}
 
   async principalOf(token: string | undefined): Promise<Principal> {
-    if (!token) throw RegistryError.unauthorized('missing Authorization: Bearer <key> header');
+    if (!token) throw RegistryError.unauthorized('missing or malformed Authorization: Bearer <key> header');
     if (constantTimeEquals(token, this.settings.adminKey)) return { kind: 'admin', keyId: BOOTSTRAP_ADMIN_ACTOR };
     const key = await this.keys.findActiveByHash(hashApiKey(token));
     if (!key) throw RegistryError.unauthorized('invalid API key');
@@ -37,6 +38,7 @@ export class AuthService {
   /** For the gateway: a tenant key's identity; anything else (admin key, unknown key) is a 401. */
   async verifyTenantKey(body: unknown): Promise<VerifiedApiKey> {
     const { key } = verifyKeyBody.parse(body);
+    if (!isWellFormedApiKey(key)) throw RegistryError.unauthorized('invalid API key');
     const principal = await this.principalOf(key);
     if (principal.kind !== 'tenant') throw RegistryError.unauthorized('not a tenant key');
     return { keyId: principal.keyId, tenantId: principal.tenantId, scopes: principal.scopes };
