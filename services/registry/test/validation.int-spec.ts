@@ -84,6 +84,46 @@ it('code with a syntax error, with its line', async () => {
   expect(response.body.error.details).toEqual([expect.objectContaining({ path: '/code', line: 3, column: 13 })]);
 });
 
+it('code that parses but can never run (import, direct eval, import()), on create and patch, with its position', async () => {
+  const cases = [
+    {
+      code: 'import fs from "fs";\nexport async function handle() {\n  return 1;\n}',
+      line: 1,
+      column: 1,
+      what: /import/,
+    },
+    { code: 'const a = 1;\nreturn eval("a + 1");', line: 2, column: 8, what: /direct eval/ },
+    {
+      code: 'export async function handle() {\n  return import("node:fs");\n}',
+      line: 2,
+      column: 10,
+      what: /import\(\)/,
+    },
+    {
+      code: 'export default function (pi) {\n  pi.registerTool({ name: "t", execute: () => eval("1") });\n}',
+      line: 2,
+      column: 47,
+      what: /eval/,
+    },
+  ];
+  // A tenant of its own: the tool it saves to patch must not count in 'nothing invalid was stored'.
+  const owner = await createTenantWithKey(registry);
+  const saved = await registry.http.post('/v1/tools', owner.key, toolBody());
+  expect(saved.status).toBe(201);
+  for (const { code, line, column, what } of cases) {
+    for (const response of [
+      await registry.http.post('/v1/tools', owner.key, toolBody({ code })),
+      await registry.http.patch(`/v1/tools/${saved.body.id}`, owner.key, { code }),
+    ]) {
+      expect400(response, 'VALIDATION_FAILED', new RegExp(`code .*line ${line}, column ${column}: .*${what.source}`));
+      expect(response.body.error.details).toEqual([expect.objectContaining({ path: '/code', line, column })]);
+    }
+  }
+  // Nothing was written: the tool is still at version 1.
+  expect((await registry.http.get(`/v1/tools/${saved.body.id}`, owner.key)).body.version).toBe(1);
+  expect((await registry.http.get('/v1/tools', owner.key)).body.items).toHaveLength(1);
+});
+
 it('code over the size limit', async () => {
   const code = `return ${JSON.stringify('x'.repeat(300 * 1024))};`;
   expect400(await post(toolBody({ code })), 'VALIDATION_FAILED', /code is \d+ bytes, over the limit of 262144 bytes/);

@@ -1,4 +1,4 @@
-import { checkCodeSyntax, codeTooLarge, substitutePlaceholders } from './code-syntax.checker';
+import { checkCodeSyntax, codeTooLarge } from './code-syntax.checker';
 
 describe('checkCodeSyntax', () => {
   it.each([
@@ -11,7 +11,6 @@ describe('checkCodeSyntax', () => {
     ],
     ['a sloppy-mode body', 'with (Math) { return max(1, 2); }'],
     ['a body with TradingGoose placeholders', 'const city = <city>;\nconst key = {{API_KEY}};\nreturn { city, key };'],
-    ['a placeholder with a path', 'return <input.city>;'],
     ['a comparison that looks like a placeholder', 'return a<b>c;'],
   ])('accepts %s', (_name, code) => {
     expect(checkCodeSyntax(code)).toBeUndefined();
@@ -33,12 +32,31 @@ describe('checkCodeSyntax', () => {
   });
 });
 
-describe('substitutePlaceholders', () => {
-  it('replaces placeholders with identifiers of the same length', () => {
-    const code = 'f(<city>, {{API_KEY}}, <a.b>)';
-    const substituted = substitutePlaceholders(code);
-    expect(substituted).toBe('f(_city_, __API_KEY__, _a_b_)');
-    expect(substituted).toHaveLength(code.length);
+describe('code that parses but can never run (issue 16)', () => {
+  it.each([
+    [
+      'an import declaration',
+      'const a = 1;\nimport fs from "fs";\nexport function handle() {}',
+      2,
+      1,
+      /import declarations/,
+    ],
+    ['an import declaration in a pi module', 'import x from "y";\nexport default function (pi) {}', 1, 1, /import/],
+    ['a direct eval in a body', 'const a = 1;\nreturn eval("a");', 2, 8, /direct eval/],
+    ['a direct eval in a handle', 'export async function handle(input) {\n  return eval(input.x);\n}', 2, 10, /eval/],
+    ['a direct eval in a pi module', 'export default function (pi) {\n  eval("1");\n}', 2, 3, /eval/],
+    ['import() in a handle', 'export async function handle() {\n  return import("fs");\n}', 2, 10, /import\(\)/],
+    ['import() in a body', 'const m = await import("node:fs");\nreturn m;', 1, 17, /import\(\)/],
+    // The runtime substitutes `<name>` only (CONTRACT.md "Tool code"), so a dotted placeholder is not JavaScript there.
+    ['a placeholder with a path', 'return <input.city>;', 1, 8, /Unexpected token/],
+    ['a module without handle or a default export', 'export function other() {}', 1, 1, /handle/],
+  ])('refuses %s, with its line and column', (_name, code, line, column, message) => {
+    expect(checkCodeSyntax(code)).toEqual({ line, column, message: expect.stringMatching(message) });
+  });
+
+  it('accepts the global eval and methods named eval or import', () => {
+    expect(checkCodeSyntax('return (0, eval)("1") + obj.eval(1) + obj.import(2);')).toBeUndefined();
+    expect(checkCodeSyntax('export async function handle() {\n  return "eval(1) import(x)";\n}')).toBeUndefined();
   });
 });
 
