@@ -119,8 +119,9 @@ async function main(): Promise<void> {
   const workerPort = env.WORKER_PORT ?? '3002';
   env.REGISTRY_URL ??= `http://127.0.0.1:${registryPort}`;
 
-  process.on('SIGINT', () => stop(0));
-  process.on('SIGTERM', () => stop(0));
+  // `npm start` execs this script in place of its shell (package.json), so the SIGTERM npm forwards arrives here;
+  // SIGHUP is the terminal going away.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(0));
 
   const launch = (name: string, entry: string): ChildProcess => {
     const child = startService(name, entry, env);

@@ -1,0 +1,127 @@
+/**
+ * `npm start` stops the whole stack on SIGTERM, as on Ctrl-C (issue 16): npm forwards the signal to the script's
+ * shell, so the shell must not stand between npm and the start script. Runs the real `npm start` (build included)
+ * in a scratch folder that links this tree's sources, so its `rm -rf dist` does not touch the dist/ other tests use.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from '../../scripts/project-root';
+import { dropRedisKeys } from '../support/redis-keys';
+import { freePort } from '../support/registry-server';
+import { SERVER_URL } from '../support/test-database';
+import { Client } from 'pg';
+
+const root = projectRoot(__dirname);
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const UP_TIMEOUT_MS = 150_000;
+/** start.ts gives its services 15 s before SIGKILL; past this the stack did not stop. */
+const STOP_DEADLINE_MS = 30_000;
+
+/** Whether `pid` is a running process (a zombie waiting for its parent to reap it has stopped). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Every process below `pid`, with its command line. */
+function descendantsOf(pid: number): { pid: number; command: string }[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((match): match is RegExpExecArray => match !== null)
+    .map((match) => ({ pid: Number(match[1]), ppid: Number(match[2]), command: match[3] ?? '' }));
+  const found: { pid: number; command: string }[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift();
+    for (const row of rows.filter((r) => r.ppid === parent)) {
+      found.push({ pid: row.pid, command: row.command });
+      queue.push(row.pid);
+    }
+  }
+  return found;
+}
+
+async function until(condition: () => boolean, deadlineMs: number): Promise<boolean> {
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return condition();
+}
+
+describe('npm start', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'toolhost-npm-start-'));
+  const database = `toolhost_test_${randomBytes(6).toString('hex')}`;
+  const queuePrefix = `th-test-start-${randomBytes(6).toString('hex')}`;
+  let npm: ChildProcess | undefined;
+  let tree: { pid: number; command: string }[] = [];
+  const output: string[] = [];
+
+  beforeAll(() => {
+    for (const folder of ['node_modules', 'services', 'libs', 'test', 'bench', 'scripts']) {
+      symlinkSync(join(root, folder), join(scratch, folder));
+    }
+    for (const file of ['package.json', '.swcrc', 'nest-cli.json']) copyFileSync(join(root, file), join(scratch, file));
+  });
+
+  afterAll(async () => {
+    for (const { pid } of tree) if (running(pid)) process.kill(pid, 'SIGKILL');
+    if (npm?.pid !== undefined && running(npm.pid)) npm.kill('SIGKILL');
+    const client = new Client({ connectionString: `${SERVER_URL}/postgres` });
+    await client.connect();
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(database)} WITH (FORCE)`);
+    } finally {
+      await client.end();
+    }
+    await dropRedisKeys(REDIS_URL, queuePrefix).catch(() => undefined);
+    if (existsSync(scratch)) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it(
+    'stops every process it started when npm gets SIGTERM',
+    async () => {
+      const [gatewayPort, registryPort, workerPort] = [await freePort(), await freePort(), await freePort()];
+      npm = spawn('npm', ['start'], {
+        cwd: scratch,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'warn',
+          GATEWAY_PORT: String(gatewayPort),
+          REGISTRY_PORT: String(registryPort),
+          WORKER_PORT: String(workerPort),
+          DATABASE_URL: `${SERVER_URL}/${database}`,
+          REDIS_URL,
+          QUEUE_PREFIX: queuePrefix,
+        },
+      });
+      npm.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+      npm.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+      const up = await until(() => output.join('').includes('toolhost is up') || npm?.exitCode !== null, UP_TIMEOUT_MS);
+      expect({ up, exited: npm.exitCode }).toEqual({ up: true, exited: null });
+      expect(output.join('')).toContain('toolhost is up');
+
+      tree = descendantsOf(npm.pid ?? -1);
+      // The start script, the registry, the gateway, the worker and its executors at least.
+      expect(tree.filter(({ command }) => command.includes('main.js')).length).toBeGreaterThanOrEqual(3);
+
+      npm.kill('SIGTERM');
+      await until(() => tree.every(({ pid }) => !running(pid)), STOP_DEADLINE_MS);
+      const survivors = tree.filter(({ pid }) => running(pid)).map(({ command }) => command);
+      expect(survivors).toEqual([]);
+    },
+    UP_TIMEOUT_MS + STOP_DEADLINE_MS + 30_000,
+  );
+});
