@@ -7,8 +7,11 @@ export function createLoggerModule(service: string, level: string): DynamicModul
   return LoggerModule.forRoot({
     pinoHttp: {
       ...baseLoggerOptions(service, level),
-      // Health probes and scrapes would drown the request log.
-      autoLogging: { ignore: (req) => /^\/(health|metrics)/.test(req.url ?? '') },
+      // Health probes and scrapes would drown the request log. The middleware is mounted on every route, so
+      // `url` is relative to the mount point ('/'); `originalUrl` is the path the client asked for.
+      autoLogging: {
+        ignore: (req) => /^\/(health|metrics)/.test((req as { originalUrl?: string }).originalUrl ?? req.url ?? ''),
+      },
       serializers: {
         req: (req: { id?: unknown; method?: unknown; url?: unknown }) => ({
           id: req.id,
