@@ -1,14 +1,31 @@
-/** One jest run for every tier: unit specs beside the code, tests against real Redis/Postgres, e2e in test/. */
+/**
+ * Tests in three tiers, one jest project each (`--selectProjects unit|int|e2e`, or `npm run test:<tier>`):
+ * - unit: `*.spec.ts` beside the code, pure logic: no Postgres, no Redis (dist/ is built: one spec runs a compiled
+ *   class in a plain Node process);
+ * - int: `*.int-spec.ts`, against the real Redis, Postgres and isolated-vm, and the built services over HTTP;
+ * - e2e: `*.e2e-spec.ts`, the three services as processes.
+ * `npm test` runs every project.
+ */
 const fs = require('node:fs');
 const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 
-module.exports = {
+const common = {
   testEnvironment: 'node',
   roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test'],
-  testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: { '^@toolhost/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
-  testTimeout: 60_000,
+};
+
+const withServices = {
   globalSetup: '<rootDir>/test/global-setup.js',
   globalTeardown: '<rootDir>/test/global-teardown.js',
+};
+
+module.exports = {
+  testTimeout: 60_000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'], globalSetup: '<rootDir>/test/build-dist.js' },
+    { ...common, ...withServices, displayName: 'int', testMatch: ['**/*.int-spec.ts'] },
+    { ...common, ...withServices, displayName: 'e2e', testMatch: ['**/*.e2e-spec.ts'] },
+  ],
 };

@@ -1,8 +1,8 @@
-// Once per jest run: build dist/ (the sandbox pool forks compiled children and the e2e and HTTP tests start the
-// built services), and make sure Postgres and Redis answer. Tests use DATABASE_URL / REDIS_URL (default: the local
+// Global setup of the int and e2e tiers, once per jest run: build dist/ (build-dist.js), and make sure Postgres and
+// Redis answer. Tests use DATABASE_URL / REDIS_URL (default: the local
 // services); only when one does not answer and a Docker engine exists does this start it with testcontainers.
-const { execFileSync } = require('node:child_process');
 const { existsSync } = require('node:fs');
+const buildDist = require('./build-dist');
 const { connect } = require('node:net');
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/toolhost';
@@ -36,14 +36,7 @@ async function container(image, port, env) {
 }
 
 module.exports = async () => {
-  execFileSync(
-    'npx',
-    ['swc', 'services', 'libs', 'scripts', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'],
-    {
-      cwd: `${__dirname}/..`,
-      stdio: 'inherit',
-    },
-  );
+  await buildDist();
 
   const databaseUrl = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
   if (!(await answers(databaseUrl, 5432))) {
