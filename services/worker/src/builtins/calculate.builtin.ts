@@ -276,6 +276,11 @@ export class CalculateBuiltin implements BuiltinTool {
     }
   }
 
+  /** Changes how long the expressions evaluated from now on may compute. */
+  setTimeoutMs(timeoutMs: number): void {
+    this.thread.setTimeoutMs(timeoutMs);
+  }
+
   close(): Promise<void> {
     return this.thread.close();
   }

@@ -131,7 +131,16 @@ export class ExpressionThread {
   private failedStarts = 0;
   private refuseUntil = 0;
 
-  constructor(private readonly options: ExpressionThreadOptions) {}
+  private timeoutMs: number;
+
+  constructor(private readonly options: ExpressionThreadOptions) {
+    this.timeoutMs = options.timeoutMs;
+  }
+
+  /** Changes the time limit of the expressions sent from now on (the one running keeps its own). */
+  setTimeoutMs(timeoutMs: number): void {
+    this.timeoutMs = timeoutMs;
+  }
 
   evaluate(expression: string, tenant = ''): Promise<JsonValue> {
     if (Date.now() < this.refuseUntil) {
@@ -177,10 +186,11 @@ export class ExpressionThread {
   }
 
   private send(pending: Pending): void {
+    const timeoutMs = this.timeoutMs;
     const timer = setTimeout(() => {
-      this.fail(new ExpressionError(`the expression ran longer than ${this.options.timeoutMs} ms`, true));
+      this.fail(new ExpressionError(`the expression ran longer than ${timeoutMs} ms`, true));
       this.restart();
-    }, this.options.timeoutMs);
+    }, timeoutMs);
     this.current = { pending, timer };
     this.worker!.postMessage({ id: pending.id, expression: pending.expression });
   }
