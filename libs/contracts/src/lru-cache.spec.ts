@@ -122,3 +122,35 @@ describe('LruCache', () => {
     });
   });
 });
+
+describe('LruCache bounds', () => {
+  it('never holds more than its size, dropping the least recently used first', () => {
+    const cache = new LruCache<string, number>(3);
+    for (let i = 0; i < 100; i += 1) {
+      cache.set(`k${i}`, i);
+      expect(cache.get('k0')).toBe(0); // used after every insert, so never the one dropped
+    }
+    expect(cache.size).toBe(3);
+    expect(cache.get('k99')).toBe(99);
+    expect(cache.get('k98')).toBe(98);
+    expect(cache.get('k97')).toBeUndefined();
+  });
+
+  it('does not count a stale answer as a use', async () => {
+    const now = jest.spyOn(Date, 'now').mockReturnValue(1_000);
+    try {
+      const cache = new LruCache<string, number>(2, 100, 1_000);
+      cache.set('old', 1);
+      now.mockReturnValue(1_050);
+      cache.set('new', 2);
+      now.mockReturnValue(1_120);
+      // 'old' is stale: answered, reloaded in the background, but still the least recently used.
+      expect(await cache.getOrLoad('old', () => new Promise<number>(() => undefined))).toBe(1);
+      cache.set('third', 3);
+      expect(cache.get('new')).toBe(2);
+      expect(cache.get('old')).toBeUndefined();
+    } finally {
+      now.mockRestore();
+    }
+  });
+});

@@ -1,43 +1,64 @@
-/**
- * A small LRU map with an optional time to live, and single-flight loading so that a burst of misses for one
- * key makes one request. Map iteration order is insertion order, which gives LRU eviction for free.
- *
- * With `staleMs`, an entry past its TTL is kept that much longer and `getOrLoad` answers with it at once while one
- * reload runs in the background (stale-while-revalidate): callers never wait on the source for a key it has
- * answered before, and while the source is unreachable they keep getting the last answer until the stale window
- * ends. A reload that yields `undefined` drops the entry; one that fails leaves it.
- */
+import { LRUCache } from 'lru-cache';
+
 /**
  * After a background reload fails, the stale value is answered this long without trying again: a gateway reloading
  * on every request sent about 60 requests a second per stale key to a registry whose database was down.
  */
 const FAILED_RELOAD_PAUSE_MS = 1_000;
 
-export class LruCache<K, V> {
-  private readonly entries = new Map<K, { value: V; expiresAt: number }>();
+interface Entry<V> {
+  value: V;
+  freshUntil: number;
+}
+
+/**
+ * An LRU cache with an optional time to live, and single-flight loading so that a burst of misses for one key
+ * makes one request. Storage, recency and eviction are `lru-cache`'s; this adds the loading policy its `fetch` does
+ * not have: callers pass their own loader, a stale entry is answered only within a bounded window, and a failed
+ * reload pauses the next ones.
+ *
+ * With `staleMs`, an entry past its TTL is kept that much longer and `getOrLoad` answers with it at once while one
+ * reload runs in the background (stale-while-revalidate): callers never wait on the source for a key it has
+ * answered before, and while the source is unreachable they keep getting the last answer until the stale window
+ * ends. A reload that yields `undefined` drops the entry; one that fails leaves it.
+ */
+export class LruCache<K extends NonNullable<unknown>, V> {
+  private readonly entries: LRUCache<K, Entry<V>>;
   private readonly loading = new Map<K, Promise<V>>();
   /** When a key's last background reload failed. */
   private readonly failedAt = new Map<K, number>();
 
   constructor(
-    private readonly maxEntries: number,
+    maxEntries: number,
     private readonly ttlMs = Number.POSITIVE_INFINITY,
     private readonly staleMs = 0,
-  ) {}
+  ) {
+    const lifetime = ttlMs + staleMs;
+    this.entries = new LRUCache<K, Entry<V>>({
+      max: maxEntries,
+      // lru-cache drops an entry past its whole life (fresh and stale); freshness is judged here.
+      ...(Number.isFinite(lifetime) ? { ttl: lifetime } : {}),
+      // The wall clock, read on every access (lru-cache's default is a cached performance.now()).
+      perf: { now: () => Date.now() },
+      ttlResolution: 0,
+      dispose: (_entry, key, reason) => {
+        if (reason === 'evict' || reason === 'expire') this.failedAt.delete(key);
+      },
+    });
+  }
 
   /** The value while it is fresh (within the TTL). */
   get(key: K): V | undefined {
     const entry = this.live(key);
-    if (!entry || entry.expiresAt <= Date.now()) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    if (!entry || entry.freshUntil <= Date.now()) return undefined;
+    this.entries.get(key); // most recently used
     return entry.value;
   }
 
-  /** The entry if it is fresh or within the stale window; one past both is dropped. */
-  private live(key: K): { value: V; expiresAt: number } | undefined {
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt + this.staleMs <= Date.now()) {
+  /** The entry if it is fresh or within the stale window (without making it recently used); else nothing. */
+  private live(key: K): Entry<V> | undefined {
+    const entry = this.entries.peek(key);
+    if (entry && entry.freshUntil + this.staleMs <= Date.now()) {
       this.entries.delete(key);
       this.failedAt.delete(key);
       return undefined;
@@ -46,15 +67,8 @@ export class LruCache<K, V> {
   }
 
   set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt: Date.now() + this.ttlMs });
+    this.entries.set(key, { value, freshUntil: Date.now() + this.ttlMs });
     this.failedAt.delete(key);
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
-      this.failedAt.delete(oldest.value);
-    }
   }
 
   delete(key: K): void {
