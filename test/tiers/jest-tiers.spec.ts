@@ -46,7 +46,9 @@ describe('test tiers', () => {
     const files = ['libs', 'services', 'test'].flatMap((folder) => testFiles(join(root, folder)));
     expect(files.length).toBeGreaterThan(50);
     const misplaced = files.flatMap((file) => {
-      const matched = config.projects.filter((project) => project.testMatch.some((pattern) => globMatches(file, pattern)));
+      const matched = config.projects.filter((project) =>
+        project.testMatch.some((pattern) => globMatches(file, pattern)),
+      );
       const expected = file.endsWith('.e2e-spec.ts') ? 'e2e' : file.endsWith('.int-spec.ts') ? 'int' : 'unit';
       const names = matched.map((project) => project.displayName);
       return names.length === 1 && names[0] === expected ? [] : [`${file}: ${names.join(', ') || 'no tier'}`];
