@@ -58,6 +58,27 @@ async function until(condition: () => boolean, deadlineMs: number): Promise<bool
   return condition();
 }
 
+/** `npm start` in `scratch`, on its own database, queue prefix and ports. */
+function startStack(scratch: string, database: string, queuePrefix: string, ports: number[]): ChildProcess {
+  const [gatewayPort, registryPort, workerPort] = ports.map(String);
+  return spawn('npm', ['start'], {
+    cwd: scratch,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      GATEWAY_PORT: gatewayPort,
+      REGISTRY_PORT: registryPort,
+      WORKER_PORT: workerPort,
+      DATABASE_URL: `${SERVER_URL}/${database}`,
+      REDIS_URL,
+      QUEUE_PREFIX: queuePrefix,
+    },
+  });
+}
+
 describe('npm start', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'toolhost-npm-start-'));
   const database = `toolhost_test_${randomBytes(6).toString('hex')}`;
@@ -74,7 +95,9 @@ describe('npm start', () => {
   });
 
   afterAll(async () => {
-    for (const { pid } of tree) if (running(pid)) process.kill(pid, 'SIGKILL');
+    // Whatever is still running, also when the stack never came up (then the tree was not read yet).
+    const left = npm?.pid !== undefined && running(npm.pid) ? descendantsOf(npm.pid) : [];
+    for (const { pid } of [...tree, ...left]) if (running(pid)) process.kill(pid, 'SIGKILL');
     if (npm?.pid !== undefined && running(npm.pid)) npm.kill('SIGKILL');
     const client = new Client({ connectionString: `${SERVER_URL}/postgres` });
     await client.connect();
@@ -90,27 +113,26 @@ describe('npm start', () => {
   it(
     'stops every process it started when npm gets SIGTERM',
     async () => {
-      const [gatewayPort, registryPort, workerPort] = [await freePort(), await freePort(), await freePort()];
-      npm = spawn('npm', ['start'], {
-        cwd: scratch,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
-          GATEWAY_PORT: String(gatewayPort),
-          REGISTRY_PORT: String(registryPort),
-          WORKER_PORT: String(workerPort),
-          DATABASE_URL: `${SERVER_URL}/${database}`,
-          REDIS_URL,
-          QUEUE_PREFIX: queuePrefix,
-        },
+      // The ports are probed free and then taken by the services: another test may take one in between, so a start
+      // that failed on a taken port is tried again with new ones.
+      let up = false;
+      for (let attempt = 1; attempt <= 3 && !up; attempt += 1) {
+        output.length = 0;
+        npm = startStack(scratch, database, queuePrefix, [await freePort(), await freePort(), await freePort()]);
+        const started = npm;
+        started.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+        started.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+        await until(() => output.join('').includes('toolhost is up') || started.exitCode !== null, UP_TIMEOUT_MS);
+        up = output.join('').includes('toolhost is up') && started.exitCode === null;
+        if (!up && !output.join('').includes('EADDRINUSE')) break;
+        if (!up) await until(() => started.exitCode !== null, STOP_DEADLINE_MS);
+      }
+      expect({ up, exited: npm?.exitCode ?? null, output: up ? '' : output.join('') }).toEqual({
+        up: true,
+        exited: null,
+        output: '',
       });
-      npm.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
-      npm.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
-      const up = await until(() => output.join('').includes('toolhost is up') || npm?.exitCode !== null, UP_TIMEOUT_MS);
-      expect({ up, exited: npm.exitCode }).toEqual({ up: true, exited: null });
+      if (!npm) return;
       expect(output.join('')).toContain('toolhost is up');
 
       tree = descendantsOf(npm.pid ?? -1);
