@@ -8,3 +8,4 @@ export * from './readiness-check';
 export * from './redis-readiness.check';
 export * from './health.module';
 export * from './postgres-readiness.check';
+export * from './openapi';
