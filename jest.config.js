@@ -4,7 +4,7 @@ const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test'],
+  roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test', '<rootDir>/bench'],
   testMatch: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: { '^@toolhost/(.*)$': '<rootDir>/libs/$1/src/index.ts' },

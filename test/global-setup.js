@@ -38,7 +38,7 @@ async function container(image, port, env) {
 module.exports = async () => {
   execFileSync(
     'npx',
-    ['swc', 'services', 'libs', 'scripts', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'],
+    ['swc', 'services', 'libs', 'scripts', 'bench', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'],
     {
       cwd: `${__dirname}/..`,
       stdio: 'inherit',
