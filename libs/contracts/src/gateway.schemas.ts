@@ -6,9 +6,20 @@ import type { JsonValue } from './tool.types';
  * The gateway validates with them and builds its OpenAPI document from them; gRPC and MCP reuse them.
  */
 
-/** Formats `GET /v1/tools?format=` knows. */
+/**
+ * The listing formats (`GET /v1/tools?format=`, and later MCP and gRPC listings): the one list the query schema, the
+ * gateway's mapper and its listing service are typed by. A format added here must get a mapper to compile.
+ */
 export const TOOL_LIST_FORMATS = ['openai', 'anthropic', 'mcp', 'pi'] as const;
 export type ToolListFormat = (typeof TOOL_LIST_FORMATS)[number];
+export const DEFAULT_TOOL_LIST_FORMAT: ToolListFormat = 'openai';
+
+/** The `format` query parameter of `GET /v1/tools`. */
+export const toolListFormatSchema = {
+  type: 'string',
+  enum: [...TOOL_LIST_FORMATS],
+  default: DEFAULT_TOOL_LIST_FORMAT,
+} as const;
 
 /** Upper bound of `timeoutMs` a caller may ask to wait; the gateway's own cap (config) may be lower. */
 export const MAX_INVOKE_WAIT_MS = 300_000;

@@ -116,18 +116,6 @@ export const gatewayEnvSchema = {
       minimum: 0,
       description: 'on SIGTERM, how long waiting requests may still wait before they answer 202',
     },
-    REPLY_MODE: {
-      type: 'string',
-      enum: ['pubsub', 'queue-events'],
-      default: 'pubsub',
-      description: "pubsub: this gateway's own reply channel; queue-events: BullMQ QueueEvents (benchmark baseline)",
-    },
-    TOOL_CACHE: {
-      type: 'string',
-      enum: ['on', 'off'],
-      default: 'on',
-      description: 'off: fetch the tool and compile its validator on every call (benchmark baseline)',
-    },
   },
 } as const satisfies EnvSchema;
 
@@ -152,8 +140,6 @@ export interface GatewayConfig extends CommonConfig {
   INVOCATION_RETENTION_S: number;
   INVOCATION_RETENTION_COUNT: number;
   DRAIN_TIMEOUT_MS: number;
-  REPLY_MODE: 'pubsub' | 'queue-events';
-  TOOL_CACHE: 'on' | 'off';
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */

@@ -8,8 +8,8 @@ import type { RegistryClient, RegistryTool } from '../registry/registry.client';
 import { ToolResolver } from '../tools/tool-resolver.service';
 import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationService } from './invocation.service';
-import type { QuotaDecision, QuotaStore } from './quota-store';
-import { LOST, type PendingReply, type ReplyWaiter } from './reply-waiter';
+import type { QuotaDecision, QuotaStore } from '../quotas/quota-store';
+import { LOST, type PendingReply, type ReplyWaiter } from '../replies/reply-waiter';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const TOOL_ID = '22222222-2222-4222-8222-222222222222';
