@@ -2,7 +2,8 @@ import type { InvocationContext } from './invocation.types';
 import type { JsonValue } from './tool.types';
 
 /**
- * JSON Schemas of the gateway's request bodies (draft-07 keywords only, so any ajv instance compiles them).
+ * JSON Schemas of the gateway's request bodies (draft-07 keywords only; nullable fields are type unions, which a
+ * strict ajv compiles with `allowUnionTypes`).
  * The gateway validates with them and builds its OpenAPI document from them; gRPC and MCP reuse them.
  */
 
@@ -21,9 +22,6 @@ export const toolListFormatSchema = {
   default: DEFAULT_TOOL_LIST_FORMAT,
 } as const;
 
-/** Upper bound of `timeoutMs` a caller may ask to wait; the gateway's own cap (config) may be lower. */
-export const MAX_INVOKE_WAIT_MS = 300_000;
-
 export const invocationContextSchema = {
   type: 'object',
   additionalProperties: false,
@@ -31,9 +29,10 @@ export const invocationContextSchema = {
   properties: {
     agentId: { type: 'string', maxLength: 256 },
     agentName: { type: 'string', maxLength: 256 },
-    powerUserId: { type: 'string', maxLength: 256 },
+    // null as the agent context has them: an agent run without a power user or a conversation.
+    powerUserId: { type: ['string', 'null'], maxLength: 256 },
     toolCallId: { type: 'string', maxLength: 256 },
-    conversationId: { type: 'string', maxLength: 256 },
+    conversationId: { type: ['string', 'null'], maxLength: 256 },
   },
 } as const;
 
@@ -46,11 +45,13 @@ export const invokeRequestSchema = {
     input: { description: "The tool's input; validated against the tool's inputSchema" },
     context: invocationContextSchema,
     wait: { type: 'boolean', default: true, description: 'Wait for the result (default) or answer 202 at once' },
+    // No maximum here: the deployment's INVOKE_WAIT_MAX_MS is the one cap, and a longer wait is capped to it.
     timeoutMs: {
       type: 'integer',
       minimum: 0,
-      maximum: MAX_INVOKE_WAIT_MS,
-      description: 'How long this request waits for the result before answering 202 (default 30 s)',
+      description:
+        "How long this request waits for the result before answering 202 (default 30 s); capped at the deployment's " +
+        'INVOKE_WAIT_MAX_MS (120 s by default)',
     },
   },
 } as const;

@@ -35,13 +35,16 @@ export const gatewayEnvSchema = {
       type: 'integer',
       default: 30_000,
       minimum: 0,
+      maximum: 2_147_483_647,
       description: 'how long POST /v1/invocations waits for the result when the caller does not say',
     },
     INVOKE_WAIT_MAX_MS: {
       type: 'integer',
       default: 120_000,
       minimum: 0,
-      description: 'cap on the timeoutMs a caller may ask to wait',
+      // A timer cannot wait longer (Node fires it at once past 2^31 - 1 ms).
+      maximum: 2_147_483_647,
+      description: 'cap on the timeoutMs a caller may ask to wait; a longer timeoutMs waits this long',
     },
     RATE_LIMIT_PER_SEC: {
       type: 'number',

@@ -168,6 +168,21 @@ describe('InvocationService', () => {
     expect(replies.waitedMs).toEqual([10_000, 10_000, 5]);
   });
 
+  it('caps a wait past the old schema bound (300000) at the configured maximum instead of refusing it', async () => {
+    const { service, replies } = setup();
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, timeoutMs: 400_000 });
+    expect(outcome.status).toBe(202);
+    expect(replies.waitedMs).toEqual([10_000]);
+  });
+
+  it('takes a context whose powerUserId and conversationId are null, as the agent context has them', async () => {
+    const { service, queue } = setup();
+    const context = { agentId: 'a', agentName: 'n', powerUserId: null, toolCallId: 'c', conversationId: null };
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, context });
+    expect(outcome.status).toBe(202);
+    expect(queue.jobs[0].context).toEqual(context);
+  });
+
   it('answers 202 at once with wait: false, leaving the reply to release the slot', async () => {
     const { service, replies, quota } = setup();
     const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, wait: false });
