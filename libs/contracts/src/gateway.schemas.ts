@@ -89,3 +89,42 @@ export interface McpToolDefinition {
   description: string;
   inputSchema: JsonValue;
 }
+
+/** An invocation's error (`Invocation.error`): a contract code a model can act on. */
+export const invocationErrorSchema = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+} as const;
+
+/** `Invocation`, as `POST /v1/invocations` (200) and `GET /v1/invocations/{id}` answer it. */
+export const invocationSchema = {
+  type: 'object',
+  required: ['id', 'tool', 'toolId', 'version', 'status'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    tool: { type: 'string', description: 'custom_<id>' },
+    toolId: { type: 'string', format: 'uuid' },
+    version: { type: 'integer' },
+    status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+    result: { description: 'What the tool returned (JSON)' },
+    content: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'text'],
+        properties: { type: { const: 'text' }, text: { type: 'string' } },
+      },
+    },
+    error: invocationErrorSchema,
+    durationMs: { type: 'number' },
+    logs: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+/** `InvocationAccepted` (202). */
+export const invocationAcceptedSchema = {
+  type: 'object',
+  required: ['id', 'status'],
+  properties: { id: { type: 'string', format: 'uuid' }, status: { const: 'queued' } },
+} as const;

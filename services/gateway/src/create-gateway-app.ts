@@ -1,6 +1,5 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { Logger } from 'nestjs-pino';
 import { InFlightRequests } from './common/in-flight-requests';
@@ -9,7 +8,7 @@ import type { GatewayParts } from './gateway-parts';
 import type { GatewayConfig } from './gateway.config';
 import { GatewayModule, productionGatewayParts } from './gateway.module';
 import { GatewayMetrics } from './metrics/gateway-metrics';
-import { gatewayOpenApiDocument } from './openapi/gateway-openapi.document';
+import { setupGatewayOpenApi } from './openapi/gateway-openapi';
 
 /** Room for the envelope around a maximal input (tool ref, context, flags). */
 const BODY_ENVELOPE_BYTES = 64 * 1024;
@@ -55,9 +54,7 @@ export async function createGatewayApp(
     done();
   });
 
-  SwaggerModule.setup('docs', app, gatewayOpenApiDocument() as unknown as OpenAPIObject, {
-    jsonDocumentUrl: 'openapi.json',
-  });
+  setupGatewayOpenApi(app);
   await app.init();
   return app;
 }

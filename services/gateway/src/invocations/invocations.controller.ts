@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiKeyGuard } from '../auth/api-key.guard';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { Principal } from '../auth/principal';
+import { ApiGetInvocation, ApiInvoke, ApiKeyed } from '../openapi/gateway-api.decorators';
 import { InvocationService, type InvokeOutcome } from './invocation.service';
 import type { ParsedInvokeRequest } from './invoke-request.parser';
 import { InvokeRequestPipe } from './invoke-request.pipe';
@@ -18,11 +19,13 @@ async function withStatus(reply: FastifyReply, outcome: Promise<InvokeOutcome>):
 
 @Controller('v1/invocations')
 @UseGuards(ApiKeyGuard)
+@ApiKeyed('invocations')
 @Access({ scope: 'invoke' })
 export class InvocationsController {
   constructor(@Inject(InvocationService) private readonly invocations: InvocationService) {}
 
   @Post()
+  @ApiInvoke()
   invoke(
     @CurrentPrincipal() principal: Principal,
     @Body(InvokeRequestPipe) request: ParsedInvokeRequest,
@@ -32,6 +35,7 @@ export class InvocationsController {
   }
 
   @Get(':id')
+  @ApiGetInvocation()
   get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<Invocation> {
     return this.invocations.get(principal, id);
   }
