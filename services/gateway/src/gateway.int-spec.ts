@@ -375,6 +375,12 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect(String(docs.body)).toContain('swagger');
     });
 
+    it('counts a body the validation pipe refuses as a rejected invocation', async () => {
+      expect((await invoke({ tool: formatter.id, input: {}, extra: 1 })).status).toBe(400);
+      const metrics = await call(url, 'GET', '/metrics');
+      expect(metrics.body).toMatch(/toolhost_gateway_invocations_total\{outcome="rejected",code="BAD_REQUEST"\} [1-9]/);
+    });
+
     it('answers unknown routes with a contract error body', async () => {
       const answer = await call(url, 'GET', '/v1/nothing', { key: keys.invoker });
       expect(answer.status).toBe(404);
