@@ -1,5 +1,5 @@
 import Ajv from 'ajv';
-import { invokeRequestSchema, type InvokeRequest } from '@toolhost/contracts';
+import { describeInputErrors, invokeRequestSchema, type InvokeRequest } from '@toolhost/contracts';
 import { GatewayError } from '../errors/gateway.error';
 
 const requestAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
@@ -19,15 +19,10 @@ export function parseInvokeRequest(body: unknown): InvokeRequest {
   if (validateRequest(body)) return body;
   const errors = validateRequest.errors ?? [];
   const unknownField = errors.find((e) => e.keyword === 'additionalProperties');
-  const problems = errors.map((e) => {
-    const extra = (e.params as { additionalProperty?: unknown; missingProperty?: unknown }) ?? {};
-    const name = typeof extra.additionalProperty === 'string' ? extra.additionalProperty : extra.missingProperty;
-    const path = typeof name === 'string' ? `${e.instancePath}/${name}` : e.instancePath || '/';
-    return {
-      path,
-      message: e.keyword === 'additionalProperties' ? 'is not a known field' : (e.message ?? 'is invalid'),
-    };
-  });
+  // The paths name the property for `required` and `additionalProperties`, as for a tool's input.
+  const problems = describeInputErrors(errors).map((problem, i) =>
+    errors[i]?.keyword === 'additionalProperties' ? { ...problem, message: 'is not a known field' } : problem,
+  );
   const summary = unknownField ? 'unknown field in the request body' : 'invalid request body';
   throw GatewayError.badRequest(`${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
 }
