@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { GatewayConfig } from '../gateway.config';
 import { GATEWAY_CONFIG, GATEWAY_ID, PRODUCER_CONNECTION, QUOTA_STORE } from '../gateway.tokens';
@@ -8,16 +8,7 @@ import { GatewayMetricsModule } from '../metrics/gateway-metrics.module';
 import { BullmqInvocationQueue } from '../redis/bullmq-invocation-queue.adapter';
 import { RedisQuotaLeases } from '../redis/redis-quota-leases.adapter';
 import { LeasingQuotaStore } from './leasing-quota-store.service';
-
-/** Gives unused tokens and free slots back on shutdown, while the producer connection is still open. */
-@Injectable()
-class QuotaReturner implements OnApplicationShutdown {
-  constructor(@Inject(LeasingQuotaStore) private readonly quota: LeasingQuotaStore) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.quota.close();
-  }
-}
+import { QuotaReturner } from './quota-returner';
 
 /** The per-tenant rate and concurrency quota: leased from Redis in blocks, spent from memory. */
 @Module({
