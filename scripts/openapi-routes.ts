@@ -6,14 +6,15 @@
  * environment as it would at start (the registry needs DATABASE_URL).
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createRegistryApp } from '../services/registry/src/registry-app.factory';
-import { loadRegistryConfig } from '../services/registry/src/registry.config';
+import { createGatewayApp, loadGatewayConfig } from '../services/gateway/src';
+import { createRegistryApp, loadRegistryConfig } from '../services/registry/src';
 
 /** Routes a service serves that its API document does not describe on purpose: the document and its viewer. */
 const SELF_DESCRIBING = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
 
 const BUILDERS: Record<string, () => Promise<NestFastifyApplication>> = {
   registry: () => createRegistryApp(loadRegistryConfig()),
+  gateway: () => createGatewayApp(loadGatewayConfig()),
 };
 
 export interface RouteComparison {
@@ -21,6 +22,8 @@ export interface RouteComparison {
   documented: string[];
   undocumented: string[];
   unserved: string[];
+  /** The generated document itself. */
+  document: unknown;
 }
 
 /** `GET /v1/tools/{id}` for Fastify's `GET` + `/v1/tools/:id`. */
@@ -28,20 +31,34 @@ function operation(method: string, url: string): string {
   return `${method.toUpperCase()} ${url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 }
 
+/**
+ * "METHOD /path" pairs from Fastify's `printRoutes({commonPrefix: false})`, the one listing of its router it offers
+ * (the factories initialise their apps, so an `onRoute` hook added here would come too late). Each line is a tree
+ * node, `├── <segment> (<methods>)`, indented by its depth; a node's path is its parent's plus its segment.
+ */
+function routesOf(tree: string): string[] {
+  const routes: string[] = [];
+  const stack: { depth: number; path: string }[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^(.*?)(?:├── |└── )(.+?) \(([^)]*)\)$/.exec(line);
+    if (!match) continue;
+    const [, indent = '', segment = '', methods = ''] = match;
+    const depth = indent.length;
+    while (stack.length > 0 && (stack[stack.length - 1]?.depth ?? -1) >= depth) stack.pop();
+    const path = `${stack[stack.length - 1]?.path ?? ''}${segment}`;
+    stack.push({ depth, path });
+    for (const method of methods.split(',').map((m) => m.trim())) {
+      // Fastify adds a HEAD route beside every GET by itself; the document describes the GET.
+      if (method === '' || method === '-' || method === 'HEAD' || SELF_DESCRIBING.some((p) => p.test(path))) continue;
+      routes.push(operation(method, path));
+    }
+  }
+  return routes;
+}
+
 export async function compareRoutes(app: NestFastifyApplication): Promise<RouteComparison> {
-  const routes = new Set<string>();
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onRoute', (route) => {
-      const methods = Array.isArray(route.method) ? route.method : [route.method];
-      for (const method of methods) {
-        // Fastify adds a HEAD route beside every GET by itself; the document describes the GET.
-        if (method === 'HEAD' || SELF_DESCRIBING.some((pattern) => pattern.test(route.url))) continue;
-        routes.add(operation(method, route.url));
-      }
-    });
   await app.init();
+  const routes = new Set(routesOf(app.getHttpAdapter().getInstance().printRoutes({ commonPrefix: false })));
   const answer = await app.getHttpAdapter().getInstance().inject({ method: 'GET', url: '/openapi.json' });
   const document = JSON.parse(answer.body) as { paths: Record<string, Record<string, unknown>> };
   const documented = new Set(
@@ -54,6 +71,7 @@ export async function compareRoutes(app: NestFastifyApplication): Promise<RouteC
     documented: [...documented].sort(),
     undocumented: [...routes].filter((route) => !documented.has(route)).sort(),
     unserved: [...documented].filter((route) => !routes.has(route)).sort(),
+    document,
   };
 }
 

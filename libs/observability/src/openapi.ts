@@ -56,12 +56,17 @@ export function openApiDocument(app: INestApplication, options: OpenApiDocumentO
   const document = SwaggerModule.createDocument(app, builder.build());
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...(options.schemas as SchemaObjects) },
+    // A copy: the contract's schemas are the validators' too, and the document is handed to Swagger UI.
+    schemas: { ...document.components?.schemas, ...(structuredClone(options.schemas) as SchemaObjects) },
   };
   return document;
 }
 
 /** Serves `document` at `/openapi.json` and Swagger UI at `/docs` (outside any auth guard). */
 export function serveOpenApi(app: INestApplication, document: OpenAPIObject, siteTitle: string): void {
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', customSiteTitle: siteTitle });
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    raw: ['json'],
+    customSiteTitle: siteTitle,
+  });
 }

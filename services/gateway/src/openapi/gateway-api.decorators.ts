@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { toolListFormatSchema } from '@toolhost/contracts';
+import { schemaRef } from '@toolhost/observability';
 
 /**
  * The OpenAPI text of the gateway's routes, one composed decorator per handler so that the controllers stay one
@@ -8,10 +9,8 @@ import { toolListFormatSchema } from '@toolhost/contracts';
  * (`GATEWAY_SCHEMAS`), referenced by name.
  */
 
-const ref = (name: string): { $ref: string } => ({ $ref: `#/components/schemas/${name}` });
-
 const error = (status: number, description: string): MethodDecorator & ClassDecorator =>
-  ApiResponse({ status, description, schema: ref('ErrorBody') });
+  ApiResponse({ status, description, schema: schemaRef('Error') });
 
 /** On every `/v1` controller: the bearer key, and what any key check can answer. */
 export const ApiKeyed = (tag: string): ClassDecorator =>
@@ -32,16 +31,16 @@ export const ApiInvoke = (): MethodDecorator =>
         "Waits for the result up to `timeoutMs` (default 30 s, capped at the deployment's INVOKE_WAIT_MAX_MS). A " +
         'tool that fails is a finished invocation: 200 with `status: "failed"` and an error code.',
     }),
-    ApiBody({ required: true, schema: ref('InvokeRequest') }),
+    ApiBody({ required: true, schema: schemaRef('InvokeRequest') }),
     ApiResponse({
       status: 200,
       description: 'The finished invocation (succeeded or failed)',
-      schema: ref('Invocation'),
+      schema: schemaRef('Invocation'),
     }),
     ApiResponse({
       status: 202,
       description: 'Accepted: wait was false or ran out; poll GET /v1/invocations/{id}',
-      schema: ref('InvocationAccepted'),
+      schema: schemaRef('InvocationAccepted'),
     }),
     error(
       400,
@@ -72,7 +71,7 @@ export const ApiGetInvocation = (): MethodDecorator =>
         'INVOCATION_RETENTION_COUNT records; after that it is NOT_FOUND.',
     }),
     ApiParam({ name: 'id', required: true, schema: { type: 'string', format: 'uuid' } }),
-    ApiResponse({ status: 200, description: 'queued, running, succeeded or failed', schema: ref('Invocation') }),
+    ApiResponse({ status: 200, description: 'queued, running, succeeded or failed', schema: schemaRef('Invocation') }),
     error(404, 'NOT_FOUND: unknown id, another tenant’s, or past retention'),
   );
 
