@@ -75,6 +75,7 @@ export class InvocationRunner {
       context: job.context,
       budget: new CallBudget(this.limits.toolCallBudget),
       deadlineAt: Date.now() + this.limits.wallClockMs,
+      secrets: new SecretMask(),
       outcomes: new OutcomeWrites(this.outcomes),
     };
     const invocation = await this.execute(plan);
@@ -91,6 +92,8 @@ export class InvocationRunner {
         message: `tool ${toolNameOf(plan.toolId)} version ${plan.version} no longer exists`,
       });
     }
+    // Before the run: from here on its secrets may flow into any run of the tree (as input, result or error).
+    plan.secrets.add(tool.secrets);
     const audits: AuditLog = [];
     const runContext = { ...plan.context, invocationId: plan.invocationId };
     const remainingMs = plan.deadlineAt - Date.now();
@@ -140,9 +143,8 @@ export class InvocationRunner {
       bridge,
       plan.budget,
     );
-    const mask = new SecretMask(tool.secrets);
-    const outcome = mask.outcome(ran);
-    mask.audits(audits);
+    // Masked with the secrets of the whole tree: a callee's error, logged or thrown by its caller, is masked too.
+    const outcome = plan.secrets.outcome(ran);
     if (outcome.status === 'succeeded' && tool.outputSchema) {
       // Output validators live under their own key: the input validator of this version is cached as `${id}@version`.
       const check = this.schemas.check(`${tool.id}:output`, tool.version, tool.outputSchema, outcome.result);
@@ -191,6 +193,8 @@ export class InvocationRunner {
     neverStarted = false,
   ): Invocation {
     const finishedAt = new Date();
+    // Errors this runner writes (OUTPUT_INVALID's problems) may quote what the code produced.
+    if (error) error = plan.secrets.error(error);
     const durationMs = outcome?.durationMs ?? finishedAt.getTime() - startedAt.getTime();
     const invocation: Invocation = {
       id: plan.invocationId,
@@ -229,7 +233,8 @@ export class InvocationRunner {
           durationMs,
           context: plan.context,
           inputSha256: sha256(plan.input),
-          audit: audits,
+          // Masked as they are written: calls the run left going add their rows after it ended.
+          audit: plan.secrets.audits(audits),
           startedAt: startedAt.toISOString(),
           finishedAt: finishedAt.toISOString(),
         });

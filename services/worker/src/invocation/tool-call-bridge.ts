@@ -170,6 +170,7 @@ export class ToolCallBridge implements ToolBridge {
       context: this.plan.context,
       budget: this.plan.budget,
       deadlineAt: this.plan.deadlineAt,
+      secrets: this.plan.secrets,
       outcomes: this.plan.outcomes,
       parent: this.plan,
     });
