@@ -9,14 +9,14 @@ import {
   type JsonValue,
 } from '@toolhost/contracts';
 import type { InvocationJob } from '@toolhost/queue';
-import { CallBudget, type RunOutcome, type ToolCallAnswer } from '@toolhost/sandbox';
+import { CallBudget, type RunOutcome } from '@toolhost/sandbox';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import type { SandboxRunner } from '../sandbox/sandbox-runner';
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import type { AuditLog, RunPlan } from './run-plan';
 import { SecretMask } from './secret-mask';
-import { ToolCallBridge } from './tool-call-bridge';
+import { ToolCallBridge, type CallAnswer } from './tool-call-bridge';
 
 export interface RunnerLimits {
   wallClockMs: number;
@@ -167,13 +167,13 @@ export class InvocationRunner {
   }
 
   /** What `ctx.tools.custom_<id>()` resolves to: the callee's result, or `{error, details}`. */
-  private async runNested(plan: RunPlan): Promise<ToolCallAnswer> {
+  private async runNested(plan: RunPlan): Promise<CallAnswer> {
     // The bridge tracks the whole call, resolution included: the tree's job completes only once this run has ended.
     const invocation = await this.execute(plan);
-    if (invocation.status === 'succeeded') return invocation.result ?? null;
+    if (invocation.status === 'succeeded') return { answer: invocation.result ?? null, failed: false };
     const error = invocation.error;
     if (error?.code === ErrorCode.BUDGET_EXCEEDED && plan.parent) plan.parent.budgetExceededBelow = true;
-    return {
+    const answer = {
       error: error?.code ?? ErrorCode.SANDBOX_CRASH,
       details: {
         message: error?.message ?? 'failed',
@@ -181,6 +181,7 @@ export class InvocationRunner {
         ...(error?.details ? { details: error.details } : {}),
       },
     };
+    return { answer, failed: true };
   }
 
   private finish(
