@@ -201,6 +201,24 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     expect(invocation.result).toEqual(['none', 'USER_ERROR', 'no rain expected', 'QUOTA']);
   });
 
+  it('names the root of its tree on every nested outcome, so the registry charges a tree one failure per tool', async () => {
+    const leaf = addTool('return 1;');
+    const middle = addTool(`return await ctx.tools['${leaf.toolName}']({});`, { allowedTools: [leaf.toolName] });
+    const root = addTool(`return await ctx.tools['${middle.toolName}']({});`, { allowedTools: [middle.toolName] });
+    outcomes.length = 0;
+    const invocation = await run(root);
+    const rootOutcome = outcomes.find((o) => o.invocationId === invocation.id);
+    const nested = outcomes.filter((o) => o.invocationId !== invocation.id);
+    expect(rootOutcome?.rootInvocationId).toBeUndefined();
+    expect(nested.map((o) => [o.toolId, o.rootInvocationId])).toEqual(
+      expect.arrayContaining([
+        [middle.id, invocation.id],
+        [leaf.id, invocation.id],
+      ]),
+    );
+    expect(nested).toHaveLength(2);
+  });
+
   it('answers TOOL_NOT_ALLOWED for custom tools without allowedTools, and allows built-ins', async () => {
     const other = addTool('return 1;');
     const caller = addTool(

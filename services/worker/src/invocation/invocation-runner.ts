@@ -225,6 +225,7 @@ export class InvocationRunner {
           v: 1,
           invocationId: plan.invocationId,
           ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
+          ...(plan.rootInvocationId ? { rootInvocationId: plan.rootInvocationId } : {}),
           tenantId: plan.tenantId,
           toolId: plan.toolId,
           version: plan.version,

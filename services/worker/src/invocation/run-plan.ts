@@ -8,6 +8,8 @@ import type { SecretMask } from './secret-mask';
 export interface RunPlan {
   invocationId: string;
   parentInvocationId?: string;
+  /** Set on nested runs: the root's invocation id (the registry charges a tree one failure per tool). */
+  rootInvocationId?: string;
   tenantId: string;
   toolId: string;
   version: number;

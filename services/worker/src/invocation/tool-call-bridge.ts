@@ -167,6 +167,7 @@ export class ToolCallBridge implements ToolBridge {
     return this.runNested({
       invocationId: nestedInvocationId(this.plan.invocationId, callIndex),
       parentInvocationId: this.plan.invocationId,
+      rootInvocationId: this.plan.rootInvocationId ?? this.plan.invocationId,
       tenantId: this.plan.tenantId,
       toolId: id,
       version,
