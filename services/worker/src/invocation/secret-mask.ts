@@ -1,6 +1,6 @@
 import type { InvocationError, JsonValue } from '@toolhost/contracts';
 import type { RunOutcome } from '@toolhost/sandbox';
-import type { AuditLog } from './run-plan';
+import type { AuditEntry } from '@toolhost/queue';
 
 /**
  * Shorter values are left alone: masking every "1" or "on" in a tool's logs would destroy them and hide nothing.
@@ -55,7 +55,7 @@ export class SecretMask {
   }
 
   /** The audit rows with secrets masked (a copy: the bridge may still append to the run's log). */
-  audits(audits: AuditLog): AuditLog {
+  audits(audits: AuditEntry[]): AuditEntry[] {
     if (this.values.length === 0) return audits;
     return audits.map((entry) => ({
       ...entry,
