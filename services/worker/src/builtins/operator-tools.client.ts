@@ -1,4 +1,4 @@
-import type { JsonValue } from '@toolhost/contracts';
+import { ErrorCode, type JsonValue } from '@toolhost/contracts';
 import type { RunContext, ToolCallAnswer } from '@toolhost/sandbox';
 
 /** Dispatch failure (network, 5xx): the `ctx.tools` promise in the code rejects with this message. */
@@ -42,7 +42,8 @@ export class OperatorToolsClient {
     }
     if (response.status >= 500) throw new OperatorToolUnavailableError(`built-in ${name} failed (${response.status})`);
     const body = await this.readJson(response);
-    if (response.status === 404) return { answer: { error: 'TOOL_NOT_FOUND', details: { tool: name } }, failed: true };
+    if (response.status === 404)
+      return { answer: { error: ErrorCode.TOOL_NOT_FOUND, details: { tool: name } }, failed: true };
     if (!response.ok) {
       const code = typeof body === 'object' && body !== null && !Array.isArray(body) ? body.error : undefined;
       return { answer: { error: typeof code === 'string' ? code : 'TOOL_ERROR', details: body }, failed: true };

@@ -1,4 +1,5 @@
 import {
+  ErrorCode,
   parseToolRef,
   toolNameOf,
   type InputProblem,
@@ -6,7 +7,7 @@ import {
   type InternalToolVersion,
   type JsonValue,
 } from '@toolhost/contracts';
-import type { RunContext, ToolBridge, ToolCallAnswer } from '@toolhost/sandbox';
+import type { RunContext, ToolBridge, ToolCallAnswer, ToolCallError } from '@toolhost/sandbox';
 import { BuiltinInputError } from '../builtins/builtin-input.error';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import { OperatorToolUnavailableError } from '../builtins/operator-tools.client';
@@ -33,7 +34,10 @@ export interface CallAnswer {
   failed: boolean;
 }
 
-const refused = (error: string, details: JsonValue): CallAnswer => ({ answer: { error, details }, failed: true });
+const refused = (error: ErrorCode, details: JsonValue): CallAnswer => {
+  const envelope: ToolCallError = { error, details };
+  return { answer: envelope, failed: true };
+};
 
 /** Runs a nested custom tool and answers what `ctx.tools` resolves to. Implemented by the InvocationRunner. */
 export type NestedRun = (plan: RunPlan) => Promise<CallAnswer>;
@@ -119,22 +123,26 @@ export class ToolCallBridge implements ToolBridge {
     // Tracked from here, not from the run: resolving the callee asks the registry, and a caller that ends meanwhile
     // (timed out, never awaited the call) must not let its job complete before the callee's outcome is written.
     if (ref) return this.plan.outcomes.track(this.callCustom(name, ref.id, ref.version, input, callIndex));
-    if (!this.isAllowedBuiltin(name)) return refused('TOOL_NOT_ALLOWED', { tool: name });
+    if (!this.isAllowedBuiltin(name)) return refused(ErrorCode.TOOL_NOT_ALLOWED, { tool: name });
     const local = this.builtins.localTool(name);
     if (local) {
       const check = this.schemas.check(`builtin:${name}`, 0, local.inputSchema, input);
       if (!check.ok) {
-        return refused('VALIDATION_FAILED', { tool: name, errors: problemsJson(check.problems), received: input });
+        return refused(ErrorCode.VALIDATION_FAILED, {
+          tool: name,
+          errors: problemsJson(check.problems),
+          received: input,
+        });
       }
       try {
         return { answer: await local.call(input, this.runContext, this.caller.tenantId), failed: false };
       } catch (error) {
         if (error instanceof BuiltinInputError)
-          return refused('VALIDATION_FAILED', { tool: name, message: error.message });
+          return refused(ErrorCode.VALIDATION_FAILED, { tool: name, message: error.message });
         throw error;
       }
     }
-    if (!this.builtins.operator) return refused('TOOL_NOT_FOUND', { tool: name });
+    if (!this.builtins.operator) return refused(ErrorCode.TOOL_NOT_FOUND, { tool: name });
     return this.builtins.operator.call(name, input, this.runContext, `${this.plan.invocationId}:${callIndex}`);
   }
 
@@ -152,17 +160,21 @@ export class ToolCallBridge implements ToolBridge {
   ): Promise<CallAnswer> {
     const allowed = this.caller.allowedTools ?? [];
     if (!allowed.includes(toolNameOf(id)) && !allowed.includes(name))
-      return refused('TOOL_NOT_ALLOWED', { tool: name });
+      return refused(ErrorCode.TOOL_NOT_ALLOWED, { tool: name });
     const record = await this.catalog.current(id);
     // Another tenant's tool is answered exactly like a missing one.
-    if (!record || record.tenantId !== this.plan.tenantId) return refused('TOOL_NOT_FOUND', { tool: name });
-    if (record.status !== 'active') return refused('TOOL_DISABLED', { tool: name });
+    if (!record || record.tenantId !== this.plan.tenantId) return refused(ErrorCode.TOOL_NOT_FOUND, { tool: name });
+    if (record.status !== 'active') return refused(ErrorCode.TOOL_DISABLED, { tool: name });
     const version = pinned ?? record.version;
     const callee = await this.catalog.version(id, version);
-    if (!callee) return refused('TOOL_NOT_FOUND', { tool: name, version });
+    if (!callee) return refused(ErrorCode.TOOL_NOT_FOUND, { tool: name, version });
     const check = this.schemas.check(id, version, callee.inputSchema, input);
     if (!check.ok) {
-      return refused('VALIDATION_FAILED', { tool: name, errors: problemsJson(check.problems), received: input });
+      return refused(ErrorCode.VALIDATION_FAILED, {
+        tool: name,
+        errors: problemsJson(check.problems),
+        received: input,
+      });
     }
     return this.runNested({
       invocationId: nestedInvocationId(this.plan.invocationId, callIndex),
