@@ -14,7 +14,7 @@ import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import type { SandboxRunner } from '../sandbox/sandbox-runner';
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
-import type { AuditLog, RunPlan } from './run-plan';
+import type { AuditLog, RunState } from './run-state';
 import { SecretMask } from './secret-mask';
 import { ToolCallBridge, type CallAnswer } from './tool-call-bridge';
 
@@ -66,7 +66,7 @@ export class InvocationRunner {
   ) {}
 
   async runJob(job: InvocationJob): Promise<RootResult> {
-    const plan: RunPlan = {
+    const plan: RunState = {
       invocationId: job.invocationId,
       tenantId: job.tenantId,
       toolId: job.toolId,
@@ -82,7 +82,7 @@ export class InvocationRunner {
     return { invocation, settle: () => plan.outcomes.settle() };
   }
 
-  private async execute(plan: RunPlan): Promise<Invocation> {
+  private async execute(plan: RunState): Promise<Invocation> {
     const startedAt = new Date();
     const tool = await this.catalog.version(plan.toolId, plan.version);
     if (!tool || tool.tenantId !== plan.tenantId) {
@@ -167,7 +167,7 @@ export class InvocationRunner {
   }
 
   /** What `ctx.tools.custom_<id>()` resolves to: the callee's result, or `{error, details}`. */
-  private async runNested(plan: RunPlan): Promise<CallAnswer> {
+  private async runNested(plan: RunState): Promise<CallAnswer> {
     // The bridge tracks the whole call, resolution included: the tree's job completes only once this run has ended.
     const invocation = await this.execute(plan);
     if (invocation.status === 'succeeded') return { answer: invocation.result ?? null, failed: false };
@@ -185,7 +185,7 @@ export class InvocationRunner {
   }
 
   private finish(
-    plan: RunPlan,
+    plan: RunState,
     startedAt: Date,
     audits: AuditLog,
     outcome: RunOutcome | undefined,

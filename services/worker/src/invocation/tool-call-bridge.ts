@@ -14,7 +14,7 @@ import { OperatorToolUnavailableError } from '../builtins/operator-tools.client'
 import { RegistryUnavailableError } from '../registry/registry-unavailable.error';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import { nestedInvocationId } from './nested-invocation-id';
-import type { AuditLog, RunPlan } from './run-plan';
+import type { AuditLog, RunState } from './run-state';
 import { InFlight } from './in-flight';
 
 const problemsJson = (problems: InputProblem[]): JsonValue =>
@@ -40,7 +40,7 @@ const refused = (error: ErrorCode, details: JsonValue): CallAnswer => {
 };
 
 /** Runs a nested custom tool and answers what `ctx.tools` resolves to. Implemented by the InvocationRunner. */
-export type NestedRun = (plan: RunPlan) => Promise<CallAnswer>;
+export type NestedRun = (plan: RunState) => Promise<CallAnswer>;
 
 /**
  * The host side of `ctx.tools` and `ctx.audit` for one run. The budget is taken by the sandbox before a call
@@ -57,7 +57,7 @@ export class ToolCallBridge implements ToolBridge {
 
   constructor(
     private readonly caller: InternalToolVersion,
-    private readonly plan: RunPlan,
+    private readonly plan: RunState,
     private readonly runContext: RunContext,
     private readonly audits: AuditLog,
     private readonly catalog: ToolCatalog,
