@@ -1,6 +1,6 @@
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
-import { ErrorCode, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, retryWithBackoff, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, type InvocationRunner, type RootResult } from './invocation-runner';
 import type { OutcomeWriteError } from './outcome-write.error';
@@ -150,19 +150,18 @@ export class InvocationProcessor {
   private async settleOutcomes(result: RootResult): Promise<void> {
     // From the first failed write, not from the start: settle() first waits for the calls the run left in flight.
     let deadline: number | undefined;
-    for (let delay = OUTCOME_BACKOFF_FIRST_MS; ; delay = Math.min(delay * 2, OUTCOME_BACKOFF_MAX_MS)) {
-      try {
-        await result.settle();
-        return;
-      } catch (error) {
-        deadline ??= Date.now() + this.outcomeRetryMs;
-        if (Date.now() + delay > deadline) {
-          // settle() rejects with OutcomeWriteError only.
-          this.hooks.onOutcomesLost(result.invocation, (error as OutcomeWriteError).unwritten, error);
-          return;
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
+    try {
+      await retryWithBackoff(() => result.settle(), {
+        firstMs: OUTCOME_BACKOFF_FIRST_MS,
+        maxMs: OUTCOME_BACKOFF_MAX_MS,
+        giveUp: (_error, _attempt, nextDelayMs) => {
+          deadline ??= Date.now() + this.outcomeRetryMs;
+          return Date.now() + nextDelayMs > deadline;
+        },
+      });
+    } catch (error) {
+      // settle() rejects with OutcomeWriteError only.
+      this.hooks.onOutcomesLost(result.invocation, (error as OutcomeWriteError).unwritten, error);
     }
   }
 
