@@ -12,7 +12,7 @@ import { BudgetExceededError } from './budget-exceeded.error';
 import type { CallBudget } from './call-budget';
 import type { CodeProfile } from './code-profile';
 import type { PreparedCode } from './code-shape';
-import { preludeSource, sesSource } from './isolate-sources';
+import { preludeSource, realmSource, sesSource } from './isolate-sources';
 import type { RunEnd, RunEndBody } from './run-end.types';
 import type { RunFailure, RunRequest, ToolBridge } from './sandbox.types';
 
@@ -139,6 +139,7 @@ export class TenantIsolate {
       context.global.setSync('__toolhost_memory_mb', memoryMb);
       context.global.setSync('__toolhost_caps', JSON.stringify(BOUNDARY_CAPS));
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
+      isolate.compileScriptSync(realmSource(), { filename: 'toolhost-realm.js' }).runSync(context);
       const api: unknown = isolate
         .compileScriptSync(preludeSource(), { filename: 'toolhost-runtime.js' })
         .runSync(context, { reference: true });
