@@ -156,6 +156,13 @@ const DIFFERENCES: Record<string, Difference> = {
     node: 0,
     sandbox: 'DataCloneError',
   },
+  // SES's immutable-ArrayBuffer shim defines these, non-configurable, and on a V8 without them they only throw.
+  'ArrayBuffer.prototype has SES additions: transfer (which throws on Node 20), sliceToImmutable': {
+    code: `const p = ArrayBuffer.prototype; let transfer; try { transfer = new ArrayBuffer(1).transfer().byteLength; } catch (e) { transfer = e.name; }
+return [typeof p.transfer, transfer, typeof p.sliceToImmutable, typeof p.resize]`,
+    node: ['undefined', 'TypeError', 'undefined', 'function'],
+    sandbox: ['function', 'TypeError', 'function', 'function'],
+  },
   'shared memory and WebAssembly are absent': {
     code: `return [typeof SharedArrayBuffer, typeof Atomics, typeof WebAssembly]`,
     node: ['function', 'object', 'object'],
