@@ -93,6 +93,23 @@ const ROWS: Record<string, Row[]> = {
       expect: DOES_NOT_FIT,
     },
   ],
+  'key lists of strings and typed arrays': [
+    {
+      name: 'Object.keys of a 16 MB Uint8Array',
+      code: 'return Object.keys(new Uint8Array(16 << 20)).length',
+      expect: /^RangeError: Object\.keys: \d+ keys do not fit/,
+    },
+    {
+      name: 'Object.entries of a 4 M-character string',
+      code: 'return Object.entries("x".repeat(2 ** 22)).length',
+      expect: /^RangeError: Object\.entries: \d+ keys do not fit/,
+    },
+    {
+      name: 'Reflect.ownKeys of a String object',
+      code: 'return Reflect.ownKeys(new String("x".repeat(2 ** 23))).length',
+      expect: /^RangeError: Reflect\.ownKeys: \d+ keys do not fit/,
+    },
+  ],
   structuredClone: [
     {
       name: 'copies of a 20 MB typed array',
