@@ -97,8 +97,9 @@ return [out, await (async () => { try { await Promise.reject(new TypeError('t'))
   'microtask order': `const order = []; Promise.resolve().then(() => order.push('then')); order.push('sync'); await null; order.push('after await'); return order`,
   // Weak references and functions.
   'WeakRef and FinalizationRegistry': `const target = {}; const ref = new WeakRef(target); const registry = new FinalizationRegistry(() => {}); const token = {};
-registry.register(target, 'held', token);
-return [ref.deref() === target, registry.unregister(token), registry.unregister(token), Object.prototype.toString.call(registry)]`,
+registry.register(target, 'held', token); registry.register(Symbol('unique'), 1);
+let refused; try { registry.register(Symbol.for('registered'), 1); } catch (e) { refused = e.name; }
+return [ref.deref() === target, registry.unregister(token), registry.unregister(token), Object.prototype.toString.call(registry), refused]`,
   'Function constructor, bind and toString of your own functions': `const add = new Function('a', 'b', 'return a + b'); const inc = add.bind(null, 1);
 function named(a, b) { return a; }
 return [add(1, 2), inc(5), inc.name, named.length, String(named), typeof Function.prototype]`,
