@@ -1,7 +1,7 @@
 // The realm's global surface is an allowlist (issue 17, class 7): a tool walks every own property, string- and
 // symbol-keyed, of its compartment's global object and of every object reachable from it (values, accessors and
-// prototypes, plus the intrinsics only syntax reaches), and the listing must be exactly the one docs/sandbox.md
-// publishes between its `realm-surface` markers.
+// prototypes, plus the intrinsics only syntax reaches, and ctx and env), and the listing must be exactly the one
+// docs/sandbox.md publishes between its `realm-surface` markers.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxRuntime } from './sandbox-runtime';
@@ -33,6 +33,9 @@ const roots = [
   ['%GeneratorPrototype%', Object.getPrototypeOf((function* () {})())],
   ['%AsyncGeneratorPrototype%', Object.getPrototypeOf((async function* () {})())],
   ['%Segments%', Object.getPrototypeOf(new Intl.Segmenter().segment(''))],
+  // What the run hands the code besides its global.
+  ['ctx', ctx],
+  ['env', env],
 ];
 const lines = [];
 let next = 0;
