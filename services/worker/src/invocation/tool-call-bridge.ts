@@ -7,7 +7,13 @@ import {
   type InternalToolVersion,
   type JsonValue,
 } from '@toolhost/contracts';
-import type { RunContext, ToolBridge, ToolCallAnswer, ToolCallError } from '@toolhost/sandbox';
+import {
+  BOUNDARY_CAPS,
+  type RunContext,
+  type ToolBridge,
+  type ToolCallAnswer,
+  type ToolCallError,
+} from '@toolhost/sandbox';
 import { BuiltinInputError } from '../builtins/builtin-input.error';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import { OperatorToolUnavailableError } from '../builtins/operator-tools.client';
@@ -21,9 +27,10 @@ const problemsJson = (problems: InputProblem[]): JsonValue =>
   problems.map((problem) => ({ path: problem.path, message: problem.message }));
 
 const MAX_AUDIT_ROWS_PER_RUN = 100;
-/** The sandbox refuses longer names itself (isolate-prelude.js.txt), before a host round trip. */
-const MAX_AUDIT_EVENT_LENGTH = 100;
-const MAX_AUDIT_DATA_BYTES = 16 * 1024;
+// The sandbox's own caps: it refuses longer events and larger data itself, before a host round trip; a bridge that
+// another runtime calls checks them again.
+const MAX_AUDIT_EVENT_LENGTH = BOUNDARY_CAPS.auditEventChars;
+const MAX_AUDIT_DATA_BYTES = BOUNDARY_CAPS.auditDataBytes;
 
 /**
  * What a dispatched call answered, and whether the callee failed: decided by how its run (or the built-in) ended, never
