@@ -111,7 +111,9 @@ async function main(): Promise<void> {
     stops.push(() => real.stop());
     const naiveStack = await new Stack({
       env: { LOG_LEVEL: 'warn', TOOL_CACHE: 'off' },
-      gatewayEnv: { ...HIGH_LIMITS, REPLY_MODE: 'queue-events' },
+      gatewayEnv: HIGH_LIMITS,
+      // The production gateway with the naive build's reply waiter and tool cache swapped in (bench/naive-gateway).
+      gatewayMain: 'bench/naive-gateway/naive-gateway.main.js',
       workerEnv: { ...workerEnv, SANDBOX_MODE: 'fresh-context' },
     }).start();
     stops.push(() => naiveStack.stop());

@@ -7,7 +7,7 @@ module.exports = async () => {
   if (globalThis.__toolhostDistBuilt) return;
   execFileSync(
     'npx',
-    ['swc', 'services', 'libs', 'scripts', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'],
+    ['swc', 'services', 'libs', 'scripts', 'bench', '-d', 'dist', '--copy-files', '--config-file', '.swcrc', '-q'],
     { cwd: `${__dirname}/..`, stdio: 'inherit' },
   );
   globalThis.__toolhostDistBuilt = true;

@@ -1,5 +1,6 @@
 import type { JsonValue } from '@toolhost/contracts';
-import { CallBudget, SandboxPool, SandboxRuntime, type RunRequest, type ToolBridge } from '@toolhost/sandbox';
+import { CallBudget, SandboxRuntime, type RunRequest, type ToolBridge } from '@toolhost/sandbox';
+import { SandboxPool } from './process-pool/sandbox-pool';
 import ivm from 'isolated-vm';
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';

@@ -37,6 +37,8 @@ export interface StackOptions {
   /** Per-service extra environment. */
   gatewayEnv?: Record<string, string>;
   workerEnv?: Record<string, string>;
+  /** The gateway's built entry point under dist/ (a benchmark baseline's); `services/gateway/src/main.js` by default. */
+  gatewayMain?: string;
 }
 
 export interface ServiceProcess {
@@ -119,18 +121,19 @@ export class Stack {
     return this;
   }
 
+  private mainOf(name: string): string {
+    if (name === 'gateway' && this.options.gatewayMain) return this.options.gatewayMain;
+    return join('services', name, 'src', 'main.js');
+  }
+
   private async launch(name: string, env: Record<string, string>): Promise<void> {
     // Read before the process exists, so a configuration it cannot read leaves nothing running.
     const drainMs = drainBoundMs(name, env);
-    const child = spawn(
-      process.execPath,
-      ['--no-node-snapshot', join(root, 'dist', 'services', name, 'src', 'main.js')],
-      {
-        cwd: root,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', this.mainOf(name))], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const output: string[] = [];
     const keep = (chunk: Buffer): void => {
       output.push(chunk.toString());

@@ -43,7 +43,7 @@ describe('test tiers', () => {
   });
 
   it('put every test file in exactly one tier, by its suffix', () => {
-    const files = ['libs', 'services', 'test'].flatMap((folder) => testFiles(join(root, folder)));
+    const files = ['libs', 'services', 'test', 'bench'].flatMap((folder) => testFiles(join(root, folder)));
     expect(files.length).toBeGreaterThan(50);
     const misplaced = files.flatMap((file) => {
       const matched = config.projects.filter((project) =>

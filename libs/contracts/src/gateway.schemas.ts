@@ -2,16 +2,25 @@ import type { InvocationContext } from './invocation.types';
 import type { JsonValue } from './tool.types';
 
 /**
- * JSON Schemas of the gateway's request bodies (draft-07 keywords only, so any ajv instance compiles them).
+ * JSON Schemas of the gateway's request bodies (draft-07 keywords only; nullable fields are type unions, which a
+ * strict ajv compiles with `allowUnionTypes`).
  * The gateway validates with them and builds its OpenAPI document from them; gRPC and MCP reuse them.
  */
 
-/** Formats `GET /v1/tools?format=` knows. */
+/**
+ * The listing formats (`GET /v1/tools?format=`, and later MCP and gRPC listings): the one list the query schema, the
+ * gateway's mapper and its listing service are typed by. A format added here must get a mapper to compile.
+ */
 export const TOOL_LIST_FORMATS = ['openai', 'anthropic', 'mcp', 'pi'] as const;
 export type ToolListFormat = (typeof TOOL_LIST_FORMATS)[number];
+export const DEFAULT_TOOL_LIST_FORMAT: ToolListFormat = 'openai';
 
-/** Upper bound of `timeoutMs` a caller may ask to wait; the gateway's own cap (config) may be lower. */
-export const MAX_INVOKE_WAIT_MS = 300_000;
+/** The `format` query parameter of `GET /v1/tools`. */
+export const toolListFormatSchema = {
+  type: 'string',
+  enum: [...TOOL_LIST_FORMATS],
+  default: DEFAULT_TOOL_LIST_FORMAT,
+} as const;
 
 export const invocationContextSchema = {
   type: 'object',
@@ -20,9 +29,10 @@ export const invocationContextSchema = {
   properties: {
     agentId: { type: 'string', maxLength: 256 },
     agentName: { type: 'string', maxLength: 256 },
-    powerUserId: { type: 'string', maxLength: 256 },
+    // null as the agent context has them: an agent run without a power user or a conversation.
+    powerUserId: { type: ['string', 'null'], maxLength: 256 },
     toolCallId: { type: 'string', maxLength: 256 },
-    conversationId: { type: 'string', maxLength: 256 },
+    conversationId: { type: ['string', 'null'], maxLength: 256 },
   },
 } as const;
 
@@ -35,11 +45,13 @@ export const invokeRequestSchema = {
     input: { description: "The tool's input; validated against the tool's inputSchema" },
     context: invocationContextSchema,
     wait: { type: 'boolean', default: true, description: 'Wait for the result (default) or answer 202 at once' },
+    // No maximum here: the deployment's INVOKE_WAIT_MAX_MS is the one cap, and a longer wait is capped to it.
     timeoutMs: {
       type: 'integer',
       minimum: 0,
-      maximum: MAX_INVOKE_WAIT_MS,
-      description: 'How long this request waits for the result before answering 202 (default 30 s)',
+      description:
+        "How long this request waits for the result before answering 202 (default 30 s); capped at the deployment's " +
+        'INVOKE_WAIT_MAX_MS (120 s by default)',
     },
   },
 } as const;
@@ -77,3 +89,42 @@ export interface McpToolDefinition {
   description: string;
   inputSchema: JsonValue;
 }
+
+/** An invocation's error (`Invocation.error`): a contract code a model can act on. */
+export const invocationErrorSchema = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+} as const;
+
+/** `Invocation`, as `POST /v1/invocations` (200) and `GET /v1/invocations/{id}` answer it. */
+export const invocationSchema = {
+  type: 'object',
+  required: ['id', 'tool', 'toolId', 'version', 'status'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    tool: { type: 'string', description: 'custom_<id>' },
+    toolId: { type: 'string', format: 'uuid' },
+    version: { type: 'integer' },
+    status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+    result: { description: 'What the tool returned (JSON)' },
+    content: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'text'],
+        properties: { type: { const: 'text' }, text: { type: 'string' } },
+      },
+    },
+    error: invocationErrorSchema,
+    durationMs: { type: 'number' },
+    logs: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+/** `InvocationAccepted` (202). */
+export const invocationAcceptedSchema = {
+  type: 'object',
+  required: ['id', 'status'],
+  properties: { id: { type: 'string', format: 'uuid' }, status: { const: 'queued' } },
+} as const;

@@ -11,3 +11,4 @@ export * from './log-throttle';
 export * from './gateway.schemas';
 export * from './input-validator-cache';
 export * from './http-error-response';
+export * from './backoff';

@@ -5,9 +5,9 @@ import type { JsonValue } from './tool.types';
 export interface InvocationContext {
   agentId?: string;
   agentName?: string;
-  powerUserId?: string;
+  powerUserId?: string | null;
   toolCallId?: string;
-  conversationId?: string;
+  conversationId?: string | null;
 }
 
 export type InvocationStatus = 'queued' | 'running' | 'succeeded' | 'failed';

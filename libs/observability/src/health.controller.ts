@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, type HealthCheckResult } from '@nestjs/terminus';
 import { READINESS_CHECKS, type ReadinessCheck } from './readiness-check';
 import { ShutdownState } from './shutdown-state';
@@ -13,7 +14,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Liveness and readiness probes (no auth). */
 @Controller('health')
+@ApiTags('ops')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
@@ -24,6 +27,8 @@ export class HealthController {
 
   /** The process is up and its event loop turns. */
   @Get('live')
+  @ApiOperation({ summary: 'Liveness' })
+  @ApiResponse({ status: 200, description: 'Up' })
   @HealthCheck()
   live(): Promise<HealthCheckResult> {
     return this.health.check([() => this.indicators.check('process').up({ pid: process.pid })]);
@@ -31,6 +36,9 @@ export class HealthController {
 
   /** Every dependency answers and the process is not draining. */
   @Get('ready')
+  @ApiOperation({ summary: 'Readiness: every dependency answers and the process is not draining' })
+  @ApiResponse({ status: 200, description: 'Ready' })
+  @ApiResponse({ status: 503, description: 'Not ready (a dependency is down, or draining)' })
   @HealthCheck()
   ready(): Promise<HealthCheckResult> {
     if (this.shutdown.isDraining) throw new ServiceUnavailableException({ status: 'error', info: { draining: true } });

@@ -1,4 +1,4 @@
-import { Global, Module, type DynamicModule, type InjectionToken } from '@nestjs/common';
+import { Global, Module, type DynamicModule, type InjectionToken, type Type } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { HealthController } from './health.controller';
 import { READINESS_CHECKS, type ReadinessCheck } from './readiness-check';
@@ -8,6 +8,8 @@ export interface ReadinessChecksFactory {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- Nest injects by token; the factory's own types check its body
   useFactory: (...deps: any[]) => ReadinessCheck[] | Promise<ReadinessCheck[]>;
   inject?: InjectionToken[];
+  /** Modules that provide what `inject` names, when it is not global. */
+  imports?: (Type | DynamicModule)[];
 }
 
 /**
@@ -20,7 +22,7 @@ export class HealthModule {
   static forRoot(checks: ReadinessChecksFactory): DynamicModule {
     return {
       module: HealthModule,
-      imports: [TerminusModule.forRoot({ logger: false })],
+      imports: [TerminusModule.forRoot({ logger: false }), ...(checks.imports ?? [])],
       controllers: [HealthController],
       providers: [
         ShutdownState,

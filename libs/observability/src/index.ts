@@ -8,4 +8,5 @@ export * from './readiness-check';
 export * from './redis-readiness.check';
 export * from './health.module';
 export * from './postgres-readiness.check';
+export * from './openapi';
 export * from './http-edge';

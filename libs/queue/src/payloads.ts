@@ -30,6 +30,12 @@ export interface OutcomeJobV1 {
   invocationId: string;
   /** Set for `ctx.tools` calls: the invocation whose code made the call. */
   parentInvocationId?: string;
+  /**
+   * Set for `ctx.tools` calls: the invocation their tree started from. An invocation tree charges each tool at most one
+   * failure (a recursive tool that overspends the budget fails once per nested run, but as one failure), so the
+   * registry counts consecutive failures by tree. Optional and ignored by registries that predate it.
+   */
+  rootInvocationId?: string;
   tenantId: string;
   toolId: string;
   version: number;

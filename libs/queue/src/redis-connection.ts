@@ -1,4 +1,5 @@
 import Redis, { type RedisOptions } from 'ioredis';
+import { backoffDelayMs } from '@toolhost/contracts';
 
 /**
  * - `producer`: fails fast when Redis is down (no offline queue) so the gateway answers 503 at once, and never
@@ -10,7 +11,8 @@ import Redis, { type RedisOptions } from 'ioredis';
 export type RedisRole = 'producer' | 'worker' | 'subscriber';
 
 export function redisOptions(role: RedisRole): RedisOptions {
-  const reconnect = (times: number): number => Math.min(100 * 2 ** Math.min(times, 5), 2_000);
+  // ioredis counts reconnection attempts from 1: 200 ms, doubling, up to 2 s.
+  const reconnect = (times: number): number => backoffDelayMs(times + 1, { firstMs: 100, maxMs: 2_000 });
   switch (role) {
     case 'producer':
       return {

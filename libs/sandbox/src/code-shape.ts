@@ -153,69 +153,217 @@ function unsupportedCall(code: string, options: Options): SyntaxProblem | undefi
 /** Tokens after which `<` is a comparison operator, so `a <b> c` is left alone. */
 const VALUE_END = new Set(['name', 'num', 'string', 'regexp', ')', ']', '}', 'true', 'false', 'null', 'this', '`']);
 
+/** `{{NAME}}` starting at a given index of a literal's raw text. */
+const SECRET_PLACEHOLDER = /\{\{([A-Za-z_$][\w$]*)\}\}/y;
+
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+const secretRef = (name: string): string => `${SECRET_FN}(${JSON.stringify(name)})`;
+
+function applyEdits(code: string, edits: Edit[]): string {
+  let out = code;
+  for (const edit of [...edits].sort((a, b) => b.start - a.start))
+    out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
+  return out;
+}
+
 /**
- * TradingGoose placeholders in a function body: `<param>` → `input.param` and `{{SECRET}}` → the secret's value,
- * read at run time (inside strings and templates too) so compiled code never embeds a secret.
+ * Step 1: placeholders in code position, found as tokens: `{{NAME}}` is the five tokens `{ { NAME } }` written
+ * together, `<name>` the three tokens `< name >` where `<` cannot be a comparison. Strings, templates, regular
+ * expressions and comments are single tokens (or skipped), so nothing inside them is touched here.
+ *
+ * A placeholder is not JavaScript, so the tokenizer would take the token after it for the start of an expression
+ * (`<a> / 2 / x` would read `/ 2 /` as a regular expression and everything after it shifted). After each
+ * placeholder it is told that an expression just ended, which is what the substituted code has there
+ * (`input.a`, `__toolhost_secret("A")`): the tokens it reads are then the substituted program's tokens. acorn's own
+ * plugins (acorn-jsx) steer `exprAllowed` the same way.
  */
-export function substituteBody(code: string): string {
+function substituteCodePlaceholders(code: string): string {
   type Token = { label: string; start: number; end: number; value: unknown };
   const tokens: Token[] = [];
+  const edits: Edit[] = [];
+  const stream = tokenizer(code, BODY_OPTIONS) as ReturnType<typeof tokenizer> & { exprAllowed: boolean };
+  const at = (k: number): Token | undefined => tokens[tokens.length - k];
+  const adjacent = (...run: (Token | undefined)[]): boolean =>
+    run.every((tok, k) => tok !== undefined && (k === 0 || run[k - 1]?.end === tok.start));
+  for (;;) {
+    const t = stream.getToken();
+    if (t.type.label === 'eof') break;
+    tokens.push({ label: t.type.label, start: t.start, end: t.end, value: (t as unknown as { value: unknown }).value });
+    // `{ { NAME } }`, the last `}` just read.
+    const [a, b, name, c, d] = [at(5), at(4), at(3), at(2), at(1)];
+    if (
+      a?.label === '{' &&
+      b?.label === '{' &&
+      name?.label === 'name' &&
+      c?.label === '}' &&
+      d?.label === '}' &&
+      adjacent(a, b, name, c, d)
+    ) {
+      edits.push({ start: a.start, end: d.end, text: secretRef(String(name.value)) });
+      tokens.splice(tokens.length - 5, 5, { label: 'name', start: a.start, end: d.end, value: undefined });
+      stream.exprAllowed = false;
+      continue;
+    }
+    // `< name >`, the `>` just read.
+    const [lt, param, gt, before] = [at(3), at(2), at(1), at(4)];
+    if (
+      lt?.label === '</>/<=/>=' &&
+      code[lt.start] === '<' &&
+      lt.end - lt.start === 1 &&
+      param?.label === 'name' &&
+      gt?.label === '</>/<=/>=' &&
+      code.slice(gt.start, gt.end) === '>' &&
+      adjacent(lt, param, gt) &&
+      !(before && VALUE_END.has(before.label))
+    ) {
+      edits.push({ start: lt.start, end: gt.end, text: `input.${String(param.value)}` });
+      tokens.splice(tokens.length - 3, 3, { label: 'name', start: lt.start, end: gt.end, value: undefined });
+      stream.exprAllowed = false;
+    }
+  }
+  return applyEdits(code, edits);
+}
+
+/**
+ * Where `{{NAME}}` stands in the raw text of a string literal or a template chunk: only where its first brace is a
+ * character of the literal, not the second half of an escape (`'\{{A}}'` is the text `{{A}}`, no placeholder).
+ */
+function placeholdersIn(raw: string): { start: number; end: number; name: string }[] {
+  const found: { start: number; end: number; name: string }[] = [];
+  for (let i = 0; i < raw.length;) {
+    if (raw[i] === '\\') {
+      i += 2; // an escape's first two characters; the rest of one (`\u{7B}`, `\x41`) cannot hold `{{`
+      continue;
+    }
+    SECRET_PLACEHOLDER.lastIndex = i;
+    const match = SECRET_PLACEHOLDER.exec(raw);
+    if (match) {
+      found.push({ start: i, end: i + match[0].length, name: match[1] });
+      i += match[0].length;
+    } else i += 1;
+  }
+  return found;
+}
+
+/** Slots where a `+` expression stands as it is; anywhere else it is parenthesized (`'{{A}}'.length`). */
+const LOOSE_SLOTS: Record<string, readonly string[]> = {
+  ReturnStatement: ['argument'],
+  ThrowStatement: ['argument'],
+  ExpressionStatement: ['expression'],
+  VariableDeclarator: ['init'],
+  AssignmentExpression: ['right'],
+  AssignmentPattern: ['right'],
+  CallExpression: ['arguments'],
+  NewExpression: ['arguments'],
+  ArrayExpression: ['elements'],
+  Property: ['value'],
+  PropertyDefinition: ['value'],
+  SpreadElement: ['argument'],
+  ConditionalExpression: ['consequent', 'alternate'],
+  SequenceExpression: ['expressions'],
+  TemplateLiteral: ['expressions'],
+  YieldExpression: ['argument'],
+  SwitchCase: ['test'],
+  IfStatement: ['test'],
+  WhileStatement: ['test'],
+  DoWhileStatement: ['test'],
+};
+
+interface AstNode {
+  type: string;
+  start: number;
+  end: number;
+  computed?: boolean;
+  [key: string]: unknown;
+}
+
+function isNode(value: unknown): value is AstNode {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+}
+
+/** Calls `visit` for every node below `node`, with its parent and the parent's key that holds it. */
+function walk(node: AstNode, visit: (child: AstNode, parent: AstNode, key: string) => void): void {
+  for (const [key, value] of Object.entries(node)) {
+    for (const child of Array.isArray(value) ? (value as unknown[]) : [value]) {
+      if (!isNode(child)) continue;
+      visit(child, node, key);
+      walk(child, visit);
+    }
+  }
+}
+
+/**
+ * Step 2: `{{NAME}}` inside string literals and template chunks, found on the parsed program. A string literal with
+ * placeholders becomes a concatenation of literals of the same quote, each cut where a placeholder stood (so every
+ * escape stays whole), and the secret read between them; as a property key it becomes a computed key. A template
+ * chunk gets a `${…}` substitution. The secret's value is never written into the code, so no value can end a
+ * string, a template or a comment. Regular expressions and comments are left as written.
+ */
+function substituteLiteralPlaceholders(code: string): string {
+  let program: Program;
   try {
-    for (const t of tokenizer(code, BODY_OPTIONS))
-      tokens.push({
-        label: t.type.label,
-        start: t.start,
-        end: t.end,
-        value: (t as unknown as { value: unknown }).value,
-      });
+    program = parse(code, BODY_OPTIONS);
+  } catch {
+    return code; // the caller's parse reports the error
+  }
+  const edits: Edit[] = [];
+  walk(program as unknown as AstNode, (node, parent, key) => {
+    if (node.type === 'Literal' && typeof node.value === 'string') {
+      const raw = code.slice(node.start, node.end);
+      const quote = raw[0];
+      const spots = placeholdersIn(raw.slice(1, -1));
+      if (spots.length === 0) return;
+      const parts: string[] = [];
+      let from = 0;
+      for (const spot of spots) {
+        parts.push(`${quote}${raw.slice(1 + from, 1 + spot.start)}${quote}`, secretRef(spot.name));
+        from = spot.end;
+      }
+      parts.push(`${quote}${raw.slice(1 + from, -1)}${quote}`);
+      const sum = parts.join(' + ');
+      const isKey =
+        key === 'key' &&
+        !parent.computed &&
+        ['Property', 'PropertyDefinition', 'MethodDefinition'].includes(parent.type);
+      const loose =
+        (LOOSE_SLOTS[parent.type]?.includes(key) ?? false) ||
+        (parent.type === 'MemberExpression' && key === 'property');
+      edits.push({ start: node.start, end: node.end, text: isKey ? `[${sum}]` : loose ? sum : `(${sum})` });
+    } else if (node.type === 'TemplateElement') {
+      const raw = code.slice(node.start, node.end);
+      const spots = placeholdersIn(raw);
+      if (spots.length === 0) return;
+      let text = '';
+      let from = 0;
+      for (const spot of spots) {
+        text += `${raw.slice(from, spot.start)}\${${secretRef(spot.name)}}`;
+        from = spot.end;
+      }
+      edits.push({ start: node.start, end: node.end, text: text + raw.slice(from) });
+    }
+  });
+  return applyEdits(code, edits);
+}
+
+/**
+ * TradingGoose placeholders in a function body: `<param>` → `input.param` and `{{SECRET}}` → the secret's value,
+ * read at run time (inside strings and templates too) so compiled code never embeds a secret. Placeholders are found
+ * by the tokenizer and the parser, never by searching the text, so none can change where a string, a template, a
+ * regular expression or a comment ends; those in comments and regular expressions stay as written.
+ */
+export function substituteBody(code: string): string {
+  let inCode: string;
+  try {
+    inCode = substituteCodePlaceholders(code);
   } catch {
     return code; // not tokenizable: let the parser report the real error
   }
-  const edits: { start: number; end: number; text: string }[] = [];
-  const secretRef = (name: string): string => `${SECRET_FN}(${JSON.stringify(name)})`;
-  for (let i = 0; i < tokens.length; i += 1) {
-    const t = tokens[i];
-    const adjacent = (n: number): boolean =>
-      tokens
-        .slice(i, i + n - 1)
-        .every((tok, k) => tokens[i + k + 1] !== undefined && tok.end === tokens[i + k + 1].start);
-    if (t.label === '{' && tokens[i + 4] && adjacent(5)) {
-      const [, b, name, c, d] = tokens.slice(i, i + 5);
-      if (b.label === '{' && name.label === 'name' && c.label === '}' && d.label === '}') {
-        edits.push({ start: t.start, end: d.end, text: secretRef(String(name.value)) });
-        i += 4;
-        continue;
-      }
-    }
-    if (t.label === '</>/<=/>=' && code[t.start] === '<' && tokens[i + 2] && adjacent(3)) {
-      const [, name, close] = tokens.slice(i, i + 3);
-      const previous = tokens[i - 1];
-      if (
-        name.label === 'name' &&
-        code.slice(close.start, close.end) === '>' &&
-        !(previous && VALUE_END.has(previous.label))
-      ) {
-        edits.push({ start: t.start, end: close.end, text: `input.${String(name.value)}` });
-        i += 2;
-        continue;
-      }
-    }
-    if (t.label === 'string' || t.label === 'template') {
-      const raw = code.slice(t.start, t.end);
-      if (!/\{\{[A-Za-z_$][\w$]*\}\}/.test(raw)) continue;
-      const replaced =
-        t.label === 'string'
-          ? raw.replace(
-              /\{\{([A-Za-z_$][\w$]*)\}\}/g,
-              (_m, name: string) => `${raw[0]} + ${secretRef(name)} + ${raw[0]}`,
-            )
-          : raw.replace(/\{\{([A-Za-z_$][\w$]*)\}\}/g, (_m, name: string) => `\${${secretRef(name)}}`);
-      edits.push({ start: t.start, end: t.end, text: replaced });
-    }
-  }
-  let out = code;
-  for (const edit of edits.reverse()) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end);
-  return out;
+  return substituteLiteralPlaceholders(inCode);
 }
 
 /** What SES's evaluator rejects by regex, wherever it appears (it cannot tell strings and comments from code). */

@@ -58,8 +58,8 @@ interface CachedCode {
 
 /**
  * Runs tool code in isolated-vm, in process: one SES-locked-down isolate per (tenant, memory limit), a fresh
- * Compartment per run, code prepared once per (tool, version). No Nest, no Redis: the worker hosts it in
- * SandboxPool children and passes a ToolBridge for `ctx.tools` and `ctx.audit`.
+ * Compartment per run, code prepared once per (tool, version). No Nest, no Redis: each of the worker's executor
+ * processes hosts one and passes a ToolBridge for `ctx.tools` and `ctx.audit`.
  *
  * Isolates are keyed by memoryMb as well as tenant because isolated-vm's memory limit belongs to the isolate: a
  * tenant whose tools ask for different limits gets one isolate per distinct limit, never a shared one.

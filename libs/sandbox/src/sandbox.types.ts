@@ -30,9 +30,10 @@ export interface RunRequest {
   piToolName?: string;
 }
 
-/** The error envelope `ctx.tools.<name>()` resolves to when the callee itself failed. */
+/** The error envelope `ctx.tools.<name>()` resolves to when the callee itself failed, or the call was refused. */
 export interface ToolCallError {
-  error: string;
+  /** The contract's code: the callee's own failure code, or why the call was refused (`TOOL_NOT_ALLOWED`, …). */
+  error: ErrorCode;
   details?: JsonValue;
 }
 

@@ -7,11 +7,12 @@ import {
 } from '@toolhost/contracts';
 import ivm from 'isolated-vm';
 import { performance } from 'node:perf_hooks';
+import { BOUNDARY_CAPS } from './boundary-caps';
 import { BudgetExceededError } from './budget-exceeded.error';
 import type { CallBudget } from './call-budget';
 import type { CodeProfile } from './code-profile';
 import type { PreparedCode } from './code-shape';
-import { preludeSource, sesSource } from './isolate-sources';
+import { preludeSource, realmSource, sesSource } from './isolate-sources';
 import type { RunEnd, RunEndBody } from './run-end.types';
 import type { RunFailure, RunRequest, ToolBridge } from './sandbox.types';
 
@@ -63,8 +64,13 @@ interface ActiveRun {
 
 const isString = (value: unknown): value is string => typeof value === 'string';
 
-/** A `ctx.tools` argument or `ctx.audit` data as the code sent it (JSON text), parsed once its nesting is checked. */
-function parseArgument(label: string, json: string): JsonValue {
+/**
+ * A `ctx.tools` argument or `ctx.audit` data as the code sent it (JSON text), parsed once its size and nesting are
+ * checked. The prelude checks the size before the copy; this is the host's own cap on it.
+ */
+function parseArgument(label: string, json: string, maxBytes: number): JsonValue {
+  if (Buffer.byteLength(json) > maxBytes)
+    throw new RangeError(`${label}: the argument is larger than ${maxBytes} bytes`);
   if (jsonTextDepthExceeds(json))
     throw new RangeError(`${label}: the argument is nested deeper than ${MAX_JSON_DEPTH} levels`);
   return JSON.parse(json) as JsonValue;
@@ -131,7 +137,9 @@ export class TenantIsolate {
       const send = new ivm.Callback((...args: unknown[]) => target.instance?.onMessage(args) ?? false);
       context.global.setSync('__toolhost_send', send);
       context.global.setSync('__toolhost_memory_mb', memoryMb);
+      context.global.setSync('__toolhost_caps', JSON.stringify(BOUNDARY_CAPS));
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
+      isolate.compileScriptSync(realmSource(), { filename: 'toolhost-realm.js' }).runSync(context);
       const api: unknown = isolate
         .compileScriptSync(preludeSource(), { filename: 'toolhost-runtime.js' })
         .runSync(context, { reference: true });
@@ -287,11 +295,13 @@ export class TenantIsolate {
       this.counters.async += 1;
       this.asyncInFlight += 1;
       run.entries += 1;
-      const ended = (): void => {
+      const ended = (): number => {
         this.asyncInFlight -= 1;
         run.entries -= 1;
-        this.account(run, performance.now() - started, cpuMsSince());
+        const elapsed = performance.now() - started;
+        this.account(run, elapsed, cpuMsSince());
         this.resolveWhenIdle(run);
+        return elapsed;
       };
       ref.apply(undefined, args, { timeout: Math.ceil(remaining) }).then(
         () => {
@@ -299,8 +309,8 @@ export class TenantIsolate {
           this.afterEntry(run);
         },
         (error: unknown) => {
-          ended();
-          this.entryFailed(run, error);
+          const elapsed = ended();
+          this.entryFailed(run, error, elapsed, Math.ceil(remaining));
         },
       );
       return;
@@ -309,8 +319,9 @@ export class TenantIsolate {
     try {
       ref.applySync(undefined, args, { timeout: Math.ceil(remaining) });
     } catch (error) {
-      this.account(run, performance.now() - started, cpuMsSince());
-      this.entryFailed(run, error);
+      const elapsed = performance.now() - started;
+      this.account(run, elapsed, cpuMsSince());
+      this.entryFailed(run, error, elapsed, Math.ceil(remaining));
       return;
     }
     this.account(run, performance.now() - started, cpuMsSince());
@@ -344,9 +355,15 @@ export class TenantIsolate {
     }
   }
 
-  private entryFailed(run: ActiveRun, error: unknown): void {
+  /**
+   * An entry threw. isolated-vm throws its own errors (memory limit, timeout) and also, at the end of an entry, the
+   * reason of a promise the tool code rejected and never handled. Only the first two are limits: the isolate is
+   * disposed only for a memory limit, and a timeout takes the whole entry's time, so the same message from a shorter
+   * entry is a rejection that says so.
+   */
+  private entryFailed(run: ActiveRun, error: unknown, elapsedMs: number, timeoutMs: number): void {
     const message = messageOf(error);
-    if (/memory limit/i.test(message)) {
+    if (this.isolate.isDisposed && /memory limit/i.test(message)) {
       // The limit is the isolate's: with other runs in it, the one whose allocation crossed it need not be the one
       // holding the memory. When it had no side effects yet it ends like its neighbours and is retried in a fresh
       // isolate, which tells: there the limit it hits is blamed on it. One that used the bridge is blamed at once
@@ -357,12 +374,14 @@ export class TenantIsolate {
         `the code used more than its ${run.request.limits.memoryMb} MB of memory`,
         { collateral: this.runs.size > 1 && !run.usedBridge && !run.retry },
       );
-    } else if (/timed out/i.test(message)) {
+    } else if (/timed out/i.test(message) && elapsedMs >= timeoutMs - 1) {
       this.limitHit(run, ErrorCode.TIMEOUT, `the code ran longer than its ${run.request.limits.timeoutMs} ms timeout`);
     } else if (this.isolate.isDisposed) {
       this.limitHit(run, ErrorCode.SANDBOX_CRASH, `the isolate died: ${message}`);
     } else {
-      this.limitHit(run, ErrorCode.SANDBOX_CRASH, `the sandbox failed: ${message}`);
+      // The entry's own work is complete (the rejection is reported after its microtasks ran): the run goes on.
+      this.appendLog(run, `[unhandled rejection] ${rejectionText(error)}`, false);
+      this.afterEntry(run);
     }
   }
 
@@ -477,15 +496,28 @@ export class TenantIsolate {
         this.appendLog(run, a, b === 'truncated');
         break;
       case 'tool':
+        if (a.length > BOUNDARY_CAPS.toolNameChars) {
+          this.dispatch(run, callId, () =>
+            Promise.reject(
+              new TypeError(`ctx.tools: a tool name is at most ${BOUNDARY_CAPS.toolNameChars} characters`),
+            ),
+          );
+          break;
+        }
         if (!run.budget.tryTake()) {
           this.budgetExceeded(run);
           return false;
         }
-        this.dispatch(run, callId, () => run.bridge.callTool(a, parseArgument(`ctx.tools.${a}`, b)));
+        this.dispatch(run, callId, () =>
+          run.bridge.callTool(a, parseArgument(`ctx.tools.${a}`, b, run.request.limits.maxInputBytes)),
+        );
         break;
       case 'audit':
         this.dispatch(run, callId, async () => {
-          await run.bridge.audit(a, b === '' ? undefined : parseArgument('ctx.audit', b));
+          if (a.length === 0 || a.length > BOUNDARY_CAPS.auditEventChars) {
+            throw new TypeError(`ctx.audit: the event must be 1 to ${BOUNDARY_CAPS.auditEventChars} characters`);
+          }
+          await run.bridge.audit(a, b === '' ? undefined : parseArgument('ctx.audit', b, BOUNDARY_CAPS.auditDataBytes));
           return undefined;
         });
         break;
@@ -493,7 +525,10 @@ export class TenantIsolate {
         this.succeeded(run, a, b);
         break;
       case 'invalid':
-        this.finish(run, { kind: 'failed', error: { code: ErrorCode.OUTPUT_INVALID, message: a } });
+        this.finish(run, {
+          kind: 'failed',
+          error: { code: ErrorCode.OUTPUT_INVALID, message: a.slice(0, BOUNDARY_CAPS.errorMessageChars) },
+        });
         break;
       case 'error':
         this.finish(run, { kind: 'failed', error: userError(a, run.request.limits.memoryMb) });
@@ -597,11 +632,39 @@ export class TenantIsolate {
   }
 }
 
+/**
+ * An unhandled rejection's reason as isolated-vm copied it out (an Error, a string, or its stand-in for any other
+ * value), cut to its cap.
+ */
+function rejectionText(reason: unknown): string {
+  let text: string;
+  try {
+    text = reason instanceof Error ? `${String(reason.name)}: ${String(reason.message)}` : String(reason);
+    // isolated-vm's stand-in for a reason it cannot copy (a Symbol, a plain object, a Proxy).
+    if (text.includes('not an instance of `Error`')) text = 'a value that is not an Error';
+  } catch {
+    text = 'a value that could not be read';
+  }
+  return text.slice(0, BOUNDARY_CAPS.rejectionLogChars);
+}
+
 /** The isolate's description of an uncaught exception → USER_ERROR with the line in the tool's own code. */
 function userError(json: string, memoryMb: number): RunFailure {
-  const parsed = JSON.parse(json) as { name?: unknown; message?: unknown; line?: unknown; column?: unknown };
-  const name = isString(parsed.name) ? parsed.name : '';
-  const message = isString(parsed.message) ? parsed.message : '';
+  if (json.length > BOUNDARY_CAPS.errorReportChars) {
+    return {
+      code: ErrorCode.USER_ERROR,
+      message: 'the code threw a value too large to describe',
+      details: { name: '' },
+    };
+  }
+  let parsed: { name?: unknown; message?: unknown; line?: unknown; column?: unknown };
+  try {
+    parsed = JSON.parse(json) as typeof parsed;
+  } catch {
+    parsed = {};
+  }
+  const name = isString(parsed.name) ? parsed.name.slice(0, BOUNDARY_CAPS.errorNameChars) : '';
+  const message = isString(parsed.message) ? parsed.message.slice(0, BOUNDARY_CAPS.errorMessageChars) : '';
   // isolated-vm refuses ArrayBuffer memory over the isolate's limit with a RangeError instead of killing the
   // isolate; uncaught, it is the memory limit that ended the run.
   if (name === 'RangeError' && message === 'Array buffer allocation failed') {

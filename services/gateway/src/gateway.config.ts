@@ -35,13 +35,16 @@ export const gatewayEnvSchema = {
       type: 'integer',
       default: 30_000,
       minimum: 0,
+      maximum: 2_147_483_647,
       description: 'how long POST /v1/invocations waits for the result when the caller does not say',
     },
     INVOKE_WAIT_MAX_MS: {
       type: 'integer',
       default: 120_000,
       minimum: 0,
-      description: 'cap on the timeoutMs a caller may ask to wait',
+      // A timer cannot wait longer (Node fires it at once past 2^31 - 1 ms).
+      maximum: 2_147_483_647,
+      description: 'cap on the timeoutMs a caller may ask to wait; a longer timeoutMs waits this long',
     },
     RATE_LIMIT_PER_SEC: {
       type: 'number',
@@ -116,18 +119,6 @@ export const gatewayEnvSchema = {
       minimum: 0,
       description: 'on SIGTERM, how long waiting requests may still wait before they answer 202',
     },
-    REPLY_MODE: {
-      type: 'string',
-      enum: ['pubsub', 'queue-events'],
-      default: 'pubsub',
-      description: "pubsub: this gateway's own reply channel; queue-events: BullMQ QueueEvents (benchmark baseline)",
-    },
-    TOOL_CACHE: {
-      type: 'string',
-      enum: ['on', 'off'],
-      default: 'on',
-      description: 'off: fetch the tool and compile its validator on every call (benchmark baseline)',
-    },
   },
 } as const satisfies EnvSchema;
 
@@ -152,8 +143,6 @@ export interface GatewayConfig extends CommonConfig {
   INVOCATION_RETENTION_S: number;
   INVOCATION_RETENTION_COUNT: number;
   DRAIN_TIMEOUT_MS: number;
-  REPLY_MODE: 'pubsub' | 'queue-events';
-  TOOL_CACHE: 'on' | 'off';
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */

@@ -219,6 +219,20 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect(job?.replyTo?.startsWith(`${harness.prefix}:replies:`)).toBe(true);
     });
 
+    it('passes a context with null powerUserId and conversationId through to the job', async () => {
+      const context = { agentId: 'a1', agentName: 'n', powerUserId: null, toolCallId: 't1', conversationId: null };
+      const answer = await invoke({ tool: formatter.id, input: { amount: 3, currency: 'USD' }, context });
+      expect(answer.status).toBe(200);
+      const job = harness.worker.seen.find((seen) => seen.invocationId === answer.body.id);
+      expect(job?.context).toEqual(context);
+    });
+
+    it('caps a timeoutMs over INVOKE_WAIT_MAX_MS at it, whatever its size, instead of naming another bound', async () => {
+      const answer = await invoke({ tool: formatter.id, input: { amount: 4, currency: 'USD' }, timeoutMs: 400_000 });
+      expect(answer.status).toBe(200);
+      expect(answer.body.status).toBe('succeeded');
+    });
+
     it("answers 200 with status failed when the tool's code fails", async () => {
       const answer = await invoke({ tool: formatter.id, input: { amount: 1, currency: 'USD', mode: 'fail' } });
       expect(answer.status).toBe(200);
@@ -359,6 +373,12 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       const docs = await call(url, 'GET', '/docs');
       expect(docs.status).toBe(200);
       expect(String(docs.body)).toContain('swagger');
+    });
+
+    it('counts a body the validation pipe refuses as a rejected invocation', async () => {
+      expect((await invoke({ tool: formatter.id, input: {}, extra: 1 })).status).toBe(400);
+      const metrics = await call(url, 'GET', '/metrics');
+      expect(metrics.body).toMatch(/toolhost_gateway_invocations_total\{outcome="rejected",code="BAD_REQUEST"\} [1-9]/);
     });
 
     it('answers unknown routes with a contract error body', async () => {

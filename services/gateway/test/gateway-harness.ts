@@ -4,7 +4,7 @@ import { createRedis } from '@toolhost/queue';
 import { dropRedisKeys } from '../../../test/support/redis-keys';
 import { FakeRegistry, type FakeTool } from './fake-registry';
 import { FakeWorker } from './fake-worker';
-import { GatewayProcess } from './gateway-process';
+import { GATEWAY_MAIN, GatewayProcess } from './gateway-process';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -39,17 +39,21 @@ export class GatewayHarness {
     return this.gateway.url;
   }
 
-  async start(env: Record<string, string> = {}): Promise<this> {
+  /** `main`: the built entry point to run (a benchmark baseline's, say); the production gateway by default. */
+  async start(env: Record<string, string> = {}, main = GATEWAY_MAIN): Promise<this> {
     await this.registry.start();
     this.redis = createRedis(REDIS_URL, 'worker', `${this.prefix}-test`);
     this.worker = new FakeWorker(REDIS_URL, this.prefix);
-    this.gateway = await GatewayProcess.start({
-      REDIS_URL,
-      QUEUE_PREFIX: this.prefix,
-      REGISTRY_URL: this.registry.url,
-      INTERNAL_API_TOKEN: this.registry.token,
-      ...env,
-    });
+    this.gateway = await GatewayProcess.start(
+      {
+        REDIS_URL,
+        QUEUE_PREFIX: this.prefix,
+        REGISTRY_URL: this.registry.url,
+        INTERNAL_API_TOKEN: this.registry.token,
+        ...env,
+      },
+      main,
+    );
     return this;
   }
 

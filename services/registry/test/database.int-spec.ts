@@ -46,6 +46,7 @@ it('is idempotent, also when several processes migrate at once', async () => {
       'InitialSchema1764400000000',
       'FailureCountByFinishOrder1796027000000',
       'LastErrorOrder1796028000000',
+      'FailurePerTree1796030500000',
     ]);
   } finally {
     await fresh.drop();

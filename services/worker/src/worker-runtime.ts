@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import type { InputValidatorCache } from '@toolhost/contracts';
+import { retryWithBackoff, type InputValidatorCache } from '@toolhost/contracts';
 import { createRedis, outcomesStreamKey, reportConnectionState, type ConnectionStateLog } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from './builtins/builtin-registry';
@@ -98,17 +98,21 @@ export class WorkerRuntime {
    * promoting it only has to `consume()`.
    */
   async prepare(signal: AbortSignal): Promise<boolean> {
-    for (let delay = 100; !signal.aborted; delay = Math.min(delay * 2, 2_000)) {
-      try {
-        await this.producer.ping();
-        const registry = await fetch(`${this.config.REGISTRY_URL}/health/live`, { signal: AbortSignal.timeout(2_000) });
-        if (registry.ok) break;
-      } catch {
-        // not yet
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
+    try {
+      // Until both answer; only an abort ends the wait.
+      await retryWithBackoff(
+        async () => {
+          await this.producer.ping();
+          const registry = await fetch(`${this.config.REGISTRY_URL}/health/live`, {
+            signal: AbortSignal.timeout(2_000),
+          });
+          if (!registry.ok) throw new Error(`the registry answered ${registry.status}`);
+        },
+        { firstMs: 100, maxMs: 2_000, signal },
+      );
+    } catch {
+      return false;
     }
-    if (signal.aborted) return false;
     await this.toolChanges.start();
     // Read before the first job is taken: a suspect's job taken by a fresh executor goes alone too.
     await this.suspects?.start();

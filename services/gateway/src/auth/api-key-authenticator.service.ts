@@ -3,7 +3,7 @@ import { bearerKeyOf, LruCache } from '@toolhost/contracts';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { RegistryUnavailableError, type RegistryClient } from '../registry/registry.client';
-import type { Principal, Scope } from './principal';
+import type { Principal } from './principal';
 
 /** Unknown keys are remembered briefly too, so a client retrying a bad key cannot hammer the registry. */
 const NEGATIVE_TTL_MS = 2_000;
@@ -59,10 +59,5 @@ export class ApiKeyAuthenticator {
       throw GatewayError.unauthorized();
     }
     return principal;
-  }
-
-  /** FORBIDDEN unless the principal carries `scope`. */
-  static requireScope(principal: Principal, scope: Scope): void {
-    if (!principal.scopes.includes(scope)) throw GatewayError.forbidden(`this key lacks the "${scope}" scope`);
   }
 }

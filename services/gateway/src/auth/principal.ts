@@ -1,5 +1,4 @@
-/** Scopes a tenant key may carry (CONTRACT.md "Auth"). */
-export type Scope = 'tools:read' | 'tools:write' | 'invoke';
+import type { Scope } from '@toolhost/contracts';
 
 /** Who is calling: the tenant a verified key belongs to, with that key's scopes. */
 export interface Principal {

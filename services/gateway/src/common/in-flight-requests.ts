@@ -1,4 +1,7 @@
+import { Injectable } from '@nestjs/common';
+
 /** Counts requests being served, so a shutdown can wait for the last answers before it closes connections. */
+@Injectable()
 export class InFlightRequests {
   private count = 0;
   private idle: (() => void)[] = [];

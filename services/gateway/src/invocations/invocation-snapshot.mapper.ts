@@ -1,4 +1,5 @@
 import { ErrorCode, isFinishedInvocation, toolNameOf, type Invocation } from '@toolhost/contracts';
+import { LOST } from '../replies/reply-waiter';
 import type { JobSnapshot } from './invocation-queue';
 
 /** Job record → the Invocation `GET /v1/invocations/{id}` answers (the worker protocol's state mapping). */
@@ -25,6 +26,15 @@ export class InvocationSnapshotMapper {
       default:
         return { ...base, status: 'queued' };
     }
+  }
+
+  /**
+   * What a resync or a late read makes of a job this gateway waits for: its invocation once finished, `LOST` when
+   * Redis has no record of it, undefined while it is queued or running.
+   */
+  static finishedOf(snapshot: JobSnapshot | undefined): Invocation | typeof LOST | undefined {
+    if (!snapshot) return LOST;
+    return InvocationSnapshotMapper.isFinished(snapshot) ? InvocationSnapshotMapper.toInvocation(snapshot) : undefined;
   }
 
   /** Whether the snapshot is a terminal state. */

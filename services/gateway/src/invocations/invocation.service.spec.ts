@@ -8,8 +8,8 @@ import type { RegistryClient, RegistryTool } from '../registry/registry.client';
 import { ToolResolver } from '../tools/tool-resolver.service';
 import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationService } from './invocation.service';
-import type { QuotaDecision, QuotaStore } from './quota-store';
-import { LOST, type PendingReply, type ReplyWaiter } from './reply-waiter';
+import type { QuotaDecision, QuotaStore } from '../quotas/quota-store';
+import { LOST, type PendingReply, type ReplyWaiter } from '../replies/reply-waiter';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const TOOL_ID = '22222222-2222-4222-8222-222222222222';
@@ -166,6 +166,21 @@ describe('InvocationService', () => {
     await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } });
     await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, timeoutMs: 5 });
     expect(replies.waitedMs).toEqual([10_000, 10_000, 5]);
+  });
+
+  it('caps a wait past the old schema bound (300000) at the configured maximum instead of refusing it', async () => {
+    const { service, replies } = setup();
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, timeoutMs: 400_000 });
+    expect(outcome.status).toBe(202);
+    expect(replies.waitedMs).toEqual([10_000]);
+  });
+
+  it('takes a context whose powerUserId and conversationId are null, as the agent context has them', async () => {
+    const { service, queue } = setup();
+    const context = { agentId: 'a', agentName: 'n', powerUserId: null, toolCallId: 'c', conversationId: null };
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, context });
+    expect(outcome.status).toBe(202);
+    expect(queue.jobs[0].context).toEqual(context);
   });
 
   it('answers 202 at once with wait: false, leaving the reply to release the slot', async () => {

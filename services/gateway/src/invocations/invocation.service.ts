@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import Ajv from 'ajv';
 import {
   ErrorCode,
   InputSchemaError,
-  invokeRequestSchema,
   MAX_JSON_DEPTH,
   stringifyWithinDepth,
   toolNameOf,
@@ -14,15 +12,16 @@ import {
   type JsonObject,
 } from '@toolhost/contracts';
 import type { InvocationJobV1 } from '@toolhost/queue';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.service';
 import type { Principal } from '../auth/principal';
+import { requireScope } from '../auth/require-scope';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ToolResolver } from '../tools/tool-resolver.service';
 import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
-import type { QuotaStore } from './quota-store';
-import { LOST, type ReplyWaiter } from './reply-waiter';
+import { parseInvokeRequest } from './invoke-request.parser';
+import type { QuotaStore } from '../quotas/quota-store';
+import { LOST, type ReplyWaiter } from '../replies/reply-waiter';
 
 /** 200 with the finished invocation, or 202 when it is still queued or running. */
 export type InvokeOutcome = { status: 200; body: Invocation } | { status: 202; body: InvocationAccepted };
@@ -36,26 +35,6 @@ export interface InvocationSettings {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const requestAjv = new Ajv({ allErrors: true, strict: true });
-const validateRequest = requestAjv.compile<InvokeRequest>(invokeRequestSchema);
-
-function parseRequest(body: unknown): InvokeRequest {
-  if (validateRequest(body)) return body;
-  const errors = validateRequest.errors ?? [];
-  const unknownField = errors.find((e) => e.keyword === 'additionalProperties');
-  const problems = errors.map((e) => {
-    const extra = (e.params as { additionalProperty?: unknown; missingProperty?: unknown }) ?? {};
-    const name = typeof extra.additionalProperty === 'string' ? extra.additionalProperty : extra.missingProperty;
-    const path = typeof name === 'string' ? `${e.instancePath}/${name}` : e.instancePath || '/';
-    return {
-      path,
-      message: e.keyword === 'additionalProperties' ? 'is not a known field' : (e.message ?? 'is invalid'),
-    };
-  });
-  const summary = unknownField ? 'unknown field in the request body' : 'invalid request body';
-  throw GatewayError.badRequest(`${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
-}
 
 const NOT_ENQUEUED = 'the invocation queue is unavailable; nothing was enqueued';
 const NOT_LISTENING = 'the gateway is not subscribed to Redis (replies, tool changes) yet; nothing was enqueued';
@@ -73,6 +52,9 @@ function isRedisDown(error: unknown): boolean {
 /**
  * The invocation pipeline, independent of the transport (HTTP today; gRPC and MCP call the same methods):
  * parse → resolve the tool → validate the input → quota → enqueue → wait on this gateway's reply channel.
+ * It talks to ports (queue, quota store, reply waiter); only their adapters know Redis. A plain class, which
+ * InvocationsModule builds from the ports' tokens: unit specs construct it directly, and jest cannot load Nest's ES
+ * modules on Node 20.
  */
 export class InvocationService {
   constructor(
@@ -85,11 +67,14 @@ export class InvocationService {
     private readonly settings: InvocationSettings,
   ) {}
 
-  /** `POST /v1/invocations`. Throws GatewayError for every refusal; nothing is enqueued when it throws. */
+  /**
+   * `POST /v1/invocations`: the raw body, or a ParsedInvokeRequest a transport has checked already. Throws GatewayError for every
+   * refusal; nothing is enqueued when it throws.
+   */
   async invoke(principal: Principal, body: unknown): Promise<InvokeOutcome> {
     try {
-      ApiKeyAuthenticator.requireScope(principal, 'invoke');
-      const outcome = await this.run(principal, parseRequest(body));
+      requireScope(principal, 'invoke');
+      const outcome = await this.run(principal, parseInvokeRequest(body));
       if (outcome.status === 202) this.metrics.invocation('accepted');
       else
         this.metrics.invocation(
@@ -105,7 +90,7 @@ export class InvocationService {
 
   /** `GET /v1/invocations/{id}`: the job record is the durable answer; another tenant's id is NOT_FOUND. */
   async get(principal: Principal, invocationId: string): Promise<Invocation> {
-    ApiKeyAuthenticator.requireScope(principal, 'invoke');
+    requireScope(principal, 'invoke');
     if (!UUID.test(invocationId)) throw GatewayError.notFound('invocation');
     const snapshot = await this.readJob(invocationId.toLowerCase());
     if (!snapshot || snapshot.data.tenantId !== principal.tenantId) throw GatewayError.notFound('invocation');
@@ -117,9 +102,7 @@ export class InvocationService {
    * when the job is not in Redis, undefined while it is queued or running.
    */
   async finished(invocationId: string): Promise<Invocation | typeof LOST | undefined> {
-    const snapshot = await this.readJob(invocationId);
-    if (!snapshot) return LOST;
-    return InvocationSnapshotMapper.isFinished(snapshot) ? InvocationSnapshotMapper.toInvocation(snapshot) : undefined;
+    return InvocationSnapshotMapper.finishedOf(await this.readJob(invocationId));
   }
 
   private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {

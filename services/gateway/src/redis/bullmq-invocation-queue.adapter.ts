@@ -1,4 +1,4 @@
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { INVOCATIONS_QUEUE, invocationJobOptions, type InvocationJobV1, type Retention } from '@toolhost/queue';
 import { withDeadline } from '../common/deadline';
@@ -59,19 +59,6 @@ export class BullmqInvocationQueue implements InvocationQueue {
     return new Set(
       invocationIds.filter((_, i) => states[i] !== 'unknown' && states[i] !== 'completed' && states[i] !== 'failed'),
     );
-  }
-
-  /** The job of `invocationId` when it exists (queue-events reply mode waits on it). */
-  async job(invocationId: string): Promise<Job<InvocationJobV1> | undefined> {
-    this.assertConnected();
-    return withDeadline(Job.fromId<InvocationJobV1>(this.queue, invocationId), this.timeoutMs, 'job read');
-  }
-
-  /** A QueueEvents reader on its own blocking connection, for the queue-events reply mode. */
-  queueEvents(connection: Redis, prefix: string): QueueEvents {
-    const events = new QueueEvents(INVOCATIONS_QUEUE, { connection, prefix });
-    events.on('error', () => undefined);
-    return events;
   }
 
   async close(): Promise<void> {

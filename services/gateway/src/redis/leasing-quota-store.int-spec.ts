@@ -4,12 +4,12 @@ import { Worker } from 'bullmq';
 import { createRedis, INVOCATIONS_QUEUE, retention, type InvocationJobV1 } from '@toolhost/queue';
 import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { eventually } from '../../test/http';
-import type { QuotaLeases } from '../invocations/quota-leases';
+import type { QuotaLeases } from '../quotas/quota-leases';
 import {
   LeasingQuotaStore,
   type QuotaLeaseKind,
   type UnfinishedInvocations,
-} from '../invocations/leasing-quota-store.service';
+} from '../quotas/leasing-quota-store.service';
 import { BullmqInvocationQueue } from './bullmq-invocation-queue.adapter';
 import { RedisQuotaLeases } from './redis-quota-leases.adapter';
 

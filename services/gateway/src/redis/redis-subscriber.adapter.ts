@@ -1,19 +1,24 @@
-import type Redis from 'ioredis';
-import { createRedis } from '@toolhost/queue';
+import Redis from 'ioredis';
+import { redisOptions } from '@toolhost/queue';
 
 /**
  * This process's one pub/sub connection: its reply channel and the `tool-changed` feed. ioredis resubscribes
  * after a reconnect; messages published while it was away are lost, so `onReconnect` handlers resynchronise.
+ * It connects on `start()`, once every channel is registered: the PING behind the subscriptions that marks it
+ * `listening` must follow all of them.
  */
 export class RedisSubscriber {
   private readonly client: Redis;
   private readonly handlers = new Map<string, (message: string) => void>();
   private readonly reconnectHandlers: (() => void)[] = [];
   private live = false;
+  private started = false;
   private liveWaiters: (() => void)[] = [];
 
   constructor(url: string, name: string) {
-    this.client = createRedis(url, 'subscriber', name);
+    this.client = new Redis(url, { ...redisOptions('subscriber'), connectionName: name, lazyConnect: true });
+    // Errors surface through `check`; an unhandled 'error' event would crash the process.
+    this.client.on('error', () => undefined);
     this.client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
     this.client.on('ready', () => void this.subscribed());
     this.client.on('close', () => {
@@ -48,10 +53,19 @@ export class RedisSubscriber {
     if (this.live) for (const wake of this.liveWaiters.splice(0)) wake();
   }
 
-  /** Subscribes without waiting for Redis: the command is queued until the connection is up. */
+  /** Subscribes without waiting for Redis: before `start` the channel is only noted, after it the command is queued. */
   subscribe(channel: string, handler: (message: string) => void): void {
     this.handlers.set(channel, handler);
-    this.client.subscribe(channel).catch(() => undefined);
+    if (this.started) this.client.subscribe(channel).catch(() => undefined);
+  }
+
+  /** Connects and subscribes to every channel registered so far. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    // A first connect that fails is retried by the retry strategy like any reconnect.
+    this.client.connect().catch(() => undefined);
+    if (this.handlers.size > 0) this.client.subscribe(...this.handlers.keys()).catch(() => undefined);
   }
 
   onReconnect(handler: () => void): void {

@@ -1,13 +1,11 @@
-import type { JsonObject, ToolStatus } from '@toolhost/contracts';
-import type { Principal, Scope } from '../auth/principal';
+import { SCOPES, type JsonObject, type Scope, type ToolStatus } from '@toolhost/contracts';
+import type { Principal } from '../auth/principal';
 import {
   RegistryUnavailableError,
   type RegistryClient,
   type RegistryTool,
   type RegistryToolVersion,
 } from './registry.client';
-
-const SCOPES: readonly Scope[] = ['tools:read', 'tools:write', 'invoke'];
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -55,7 +53,7 @@ function parsePrincipal(value: unknown): Principal {
   if (!isObject(value) || !Array.isArray(value.scopes)) {
     throw new RegistryUnavailableError('registry answered an unreadable key verification');
   }
-  const scopes = value.scopes.filter((scope): scope is Scope => SCOPES.includes(scope as Scope));
+  const scopes = value.scopes.filter((scope): scope is Scope => (SCOPES as readonly unknown[]).includes(scope));
   return { tenantId: str(value, 'tenantId'), keyId: str(value, 'keyId'), scopes };
 }
 

@@ -1,3 +1,4 @@
+import { TOOL_LIST_FORMATS } from '@toolhost/contracts';
 import type { RegistryTool } from '../registry/registry.client';
 import { ToolFormatMapper } from './tool-format.mapper';
 
@@ -36,6 +37,15 @@ describe('ToolFormatMapper', () => {
       description: tool.description,
       inputSchema: tool.inputSchema,
     });
+  });
+
+  it('decides every format of the one format list: all served but pi, which refuses to map', () => {
+    expect(TOOL_LIST_FORMATS.filter((format) => ToolFormatMapper.serves(format))).toEqual([
+      'openai',
+      'anthropic',
+      'mcp',
+    ]);
+    expect(() => ToolFormatMapper.map('pi', tool)).toThrow('not served');
   });
 
   it('keeps names within the OpenAI function-name pattern', () => {

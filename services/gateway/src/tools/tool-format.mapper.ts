@@ -3,6 +3,7 @@ import {
   type AnthropicToolDefinition,
   type McpToolDefinition,
   type OpenAiToolDefinition,
+  type ToolListFormat,
 } from '@toolhost/contracts';
 import type { RegistryTool } from '../registry/registry.client';
 
@@ -10,15 +11,26 @@ export type ToolDefinition = OpenAiToolDefinition | AnthropicToolDefinition | Mc
 
 /** One tool in the shape each agent framework expects; the name is always `custom_<id>`. */
 export class ToolFormatMapper {
-  static map(format: 'openai' | 'anthropic' | 'mcp', tool: RegistryTool): ToolDefinition {
-    switch (format) {
-      case 'openai':
-        return ToolFormatMapper.openai(tool);
-      case 'anthropic':
-        return ToolFormatMapper.anthropic(tool);
-      case 'mcp':
-        return ToolFormatMapper.mcp(tool);
-    }
+  /**
+   * Every listing format with its mapper, or null while it is not served (`pi` arrives with the interfaces issue).
+   * Keyed by the format list itself, so a format added there does not compile until it is decided here.
+   */
+  private static readonly mappers: Readonly<Record<ToolListFormat, ((tool: RegistryTool) => ToolDefinition) | null>> = {
+    openai: (tool) => ToolFormatMapper.openai(tool),
+    anthropic: (tool) => ToolFormatMapper.anthropic(tool),
+    mcp: (tool) => ToolFormatMapper.mcp(tool),
+    pi: null,
+  };
+
+  static serves(format: ToolListFormat): boolean {
+    return ToolFormatMapper.mappers[format] !== null;
+  }
+
+  /** Throws for a format that is not served (check `serves` first). */
+  static map(format: ToolListFormat, tool: RegistryTool): ToolDefinition {
+    const mapper = ToolFormatMapper.mappers[format];
+    if (!mapper) throw new Error(`listing format "${format}" is not served`);
+    return mapper(tool);
   }
 
   static openai(tool: RegistryTool): OpenAiToolDefinition {

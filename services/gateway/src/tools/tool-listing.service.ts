@@ -1,24 +1,20 @@
-import { TOOL_LIST_FORMATS, type ToolListFormat } from '@toolhost/contracts';
-import { ApiKeyAuthenticator } from '../auth/api-key-authenticator.service';
+import { Inject, Injectable } from '@nestjs/common';
+import type { ToolListFormat } from '@toolhost/contracts';
 import type { Principal } from '../auth/principal';
+import { requireScope } from '../auth/require-scope';
 import { GatewayError } from '../errors/gateway.error';
+import { REGISTRY_CLIENT } from '../gateway.tokens';
 import { RegistryUnavailableError, type RegistryClient } from '../registry/registry.client';
 import { ToolFormatMapper, type ToolDefinition } from './tool-format.mapper';
 
-/** Formats served today; `pi` arrives with the interfaces issue. */
-const SERVED: ReadonlySet<ToolListFormat> = new Set(['openai', 'anthropic', 'mcp']);
-
 /** The tenant's active tools in an agent framework's format (`GET /v1/tools`, MCP `tools/list`, gRPC `ListTools`). */
+@Injectable()
 export class ToolListingService {
-  constructor(private readonly registry: RegistryClient) {}
+  constructor(@Inject(REGISTRY_CLIENT) private readonly registry: RegistryClient) {}
 
-  async list(principal: Principal, format: unknown): Promise<{ items: ToolDefinition[] }> {
-    ApiKeyAuthenticator.requireScope(principal, 'tools:read');
-    const wanted = format === undefined || format === '' ? 'openai' : format;
-    if (typeof wanted !== 'string' || !(TOOL_LIST_FORMATS as readonly string[]).includes(wanted)) {
-      throw GatewayError.badRequest(`format must be one of ${TOOL_LIST_FORMATS.join(', ')}`);
-    }
-    if (!SERVED.has(wanted as ToolListFormat)) throw GatewayError.badRequest(`format "${wanted}" is not served yet`);
+  async list(principal: Principal, format: ToolListFormat): Promise<{ items: ToolDefinition[] }> {
+    requireScope(principal, 'tools:read');
+    if (!ToolFormatMapper.serves(format)) throw GatewayError.badRequest(`format "${format}" is not served yet`);
     let tools;
     try {
       tools = await this.registry.listTools(principal.tenantId);
@@ -27,7 +23,6 @@ export class ToolListingService {
       throw error;
     }
     const active = tools.filter((tool) => tool.status === 'active' && tool.tenantId === principal.tenantId);
-    const served = wanted as 'openai' | 'anthropic' | 'mcp';
-    return { items: active.map((tool) => ToolFormatMapper.map(served, tool)) };
+    return { items: active.map((tool) => ToolFormatMapper.map(format, tool)) };
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { accessRuleOf } from '@toolhost/auth';
 import { RegistryError } from '../errors/registry.error';
-import { ACCESS_METADATA, type AccessRule } from './access.decorator';
 import { bearerTokenOf } from './api-key.generator';
 import { AuthService } from './auth.service';
 import type { Principal } from './principal';
@@ -20,12 +20,8 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_METADATA, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
     // Fail closed: a route someone forgot to annotate is not public.
-    if (!rule) throw new Error(`route ${context.getClass().name}.${context.getHandler().name} has no @Access rule`);
+    const rule = accessRuleOf(this.reflector, context);
     const request = context.switchToHttp().getRequest<GuardedRequest>();
     const principal = await this.auth.principalOf(bearerTokenOf(request.headers.authorization));
     if ('admin' in rule) {

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { retryWithBackoff } from '@toolhost/contracts';
 
 /**
  * A concurrent creator won the race: "database already exists", or, when both got past the catalog check at
@@ -57,26 +58,36 @@ export async function waitForDatabase(
 ): Promise<void> {
   const { maintenanceUrl } = maintenanceUrlOf(databaseUrl);
   const deadline = Date.now() + timeoutMs;
-  for (let attempt = 1, delay = 200; ; attempt += 1, delay = Math.min(delay * 2, 3_000)) {
-    const client = new Client({ connectionString: maintenanceUrl, connectionTimeoutMillis: 3_000 });
-    try {
-      await client.connect();
-      return;
-    } catch (error) {
-      // Wrong credentials, no such role or database, no permission: waiting will not change the answer.
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === 'string' && PERMANENT.has(code)) {
-        throw new DatabaseUnreachableError(`Postgres refused the connection: ${(error as Error).message}`);
-      }
-      if (Date.now() + delay > deadline) {
-        throw new DatabaseUnreachableError(
-          `Postgres did not accept a connection within ${timeoutMs} ms: ${error instanceof Error ? error.message : String(error)}`,
-        );
-      }
-      onRetry(error, attempt);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+  let permanent = false;
+  try {
+    await retryWithBackoff(
+      async () => {
+        const client = new Client({ connectionString: maintenanceUrl, connectionTimeoutMillis: 3_000 });
+        try {
+          await client.connect();
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      },
+      {
+        firstMs: 200,
+        maxMs: 3_000,
+        giveUp: (error, attempt, nextDelayMs) => {
+          // Wrong credentials, no such role or database, no permission: waiting will not change the answer.
+          const code = (error as { code?: unknown }).code;
+          permanent = typeof code === 'string' && PERMANENT.has(code);
+          if (permanent || Date.now() + nextDelayMs > deadline) return true;
+          onRetry(error, attempt);
+          return false;
+        },
+      },
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnreachableError(
+      permanent
+        ? `Postgres refused the connection: ${message}`
+        : `Postgres did not accept a connection within ${timeoutMs} ms: ${message}`,
+    );
   }
 }

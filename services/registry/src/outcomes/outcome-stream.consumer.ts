@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { backoffDelayMs } from '@toolhost/contracts';
 import { decodeOutcome, type OutcomeJob } from '@toolhost/queue';
 import type { ApplyErrorKind } from './apply-error-kind';
 
@@ -76,7 +77,7 @@ const MAX_STALLED_RETRY_MS = 15_000;
 
 /** The wait before the next pass after `passes` stalled passes in a row (1 s, doubling, up to 15 s). */
 function stalledRetryMs(passes: number): number {
-  return Math.min(RETRY_MS * 2 ** Math.max(0, passes - 1), MAX_STALLED_RETRY_MS);
+  return backoffDelayMs(passes, { firstMs: RETRY_MS, maxMs: MAX_STALLED_RETRY_MS });
 }
 
 /** Thrown by a pass that kept entries pending; `stalled` when it applied nothing and the cause is not transient. */

@@ -335,6 +335,58 @@ describe('OutcomesRepository', () => {
     });
   });
 
+  describe('one failure per tool and invocation tree (issue 16)', () => {
+    /** A root run of `toolId` finishing at `ms` and `nested` runs of it below, all failed, finishing before it. */
+    const failedTree = (toolId: string, ms: number, nested: number): OutcomeJob[] => {
+      const root = finished(toolId, 'failed', ms, { errorCode: 'BUDGET_EXCEEDED' });
+      let parent = root.invocationId;
+      const below = Array.from({ length: nested }, (_, depth) => {
+        const run = finished(toolId, 'failed', ms - nested + depth, {
+          errorCode: 'BUDGET_EXCEEDED',
+          parentInvocationId: parent,
+          rootInvocationId: root.invocationId,
+        });
+        parent = run.invocationId;
+        return run;
+      });
+      return [root, ...below];
+    };
+
+    it('charges a recursive tool that overspent the budget one failure and 51 uses, under concurrency and redelivery', async () => {
+      const toolId = await newTool();
+      const tree = failedTree(toolId, 10_000, 50);
+      // Shuffled into batches applied at once, then the whole tree delivered again.
+      const shuffled = [...tree].sort((a, b) => a.invocationId.localeCompare(b.invocationId));
+      const batches = Array.from({ length: 6 }, (_, i) => shuffled.filter((_o, j) => j % 6 === i));
+      const disabled = await Promise.all(batches.map((batch) => repository.apply(batch, 3)));
+      expect(disabled.flat()).toEqual([]);
+      expect(await applyAll([tree, tree.slice(10, 20)])).toBe(0);
+      expect(await counters(toolId)).toMatchObject({ usage_count: '51', failure_count: 1, status: 'active' });
+    });
+
+    it('counts consecutive failed trees, and disables at the third tree once', async () => {
+      const toolId = await newTool();
+      expect(await applyAll([failedTree(toolId, 20_000, 10), failedTree(toolId, 30_000, 10)])).toBe(0);
+      expect(await counters(toolId)).toMatchObject({ failure_count: 2, status: 'active' });
+      const disabled = await repository.apply(failedTree(toolId, 40_000, 10), 3);
+      expect(disabled).toEqual([expect.objectContaining({ toolId, failureCount: 3 })]);
+      const row = await counters(toolId);
+      expect(row).toMatchObject({ usage_count: '33', failure_count: 3, status: 'disabled' });
+      expect(row.disabled_reason).toContain('3 consecutive failures');
+    });
+
+    it('still counts separate invocations of a tool as separate failures, and a success in a tree resets', async () => {
+      const toolId = await newTool();
+      await applyAll([[finished(toolId, 'failed', 50_000), finished(toolId, 'failed', 50_001)]]);
+      expect((await counters(toolId)).failure_count).toBe(2);
+      const tree = failedTree(toolId, 60_000, 3);
+      const success = finished(toolId, 'succeeded', 59_999, { rootInvocationId: tree[0].invocationId });
+      await applyAll([[...tree, success]]);
+      // Only the tree's root finished after its nested success: the tree is charged once, after the reset.
+      expect((await counters(toolId)).failure_count).toBe(1);
+    });
+  });
+
   describe('blameless failures', () => {
     it('count as usage and last error, but neither add to nor reset the consecutive count, nor disable', async () => {
       const toolId = await newTool();

@@ -55,6 +55,7 @@ export class OutcomesRepository {
     const rows = outcomes.map((o) => ({
       id: o.invocationId,
       parent_invocation_id: o.parentInvocationId ?? null,
+      root_invocation_id: o.rootInvocationId ?? null,
       tenant_id: o.tenantId,
       tool_id: o.toolId,
       version: o.version,
@@ -75,16 +76,17 @@ export class OutcomesRepository {
     }));
     // The join drops outcomes of tools that are gone (or do not belong to the tenant): they count nowhere.
     const inserted: { id: string }[] = await manager.query(
-      `INSERT INTO invocations (id, parent_invocation_id, tenant_id, tool_id, version, status, blameless, error_code,
-              error_message, duration_ms, agent_id, agent_name, power_user_id, tool_call_id, conversation_id,
-              input_sha256, created_at, started_at, finished_at)
-       SELECT x.id, x.parent_invocation_id, x.tenant_id, x.tool_id, x.version, x.status, x.blameless, x.error_code,
-              x.error_message, x.duration_ms, x.agent_id, x.agent_name, x.power_user_id, x.tool_call_id,
-              x.conversation_id, x.input_sha256, x.started_at, x.started_at, x.finished_at
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, parent_invocation_id uuid, tenant_id uuid, tool_id uuid,
-              version integer, status text, blameless boolean, error_code text, error_message text, duration_ms integer, agent_id text,
-              agent_name text, power_user_id text, tool_call_id text, conversation_id text, input_sha256 text,
-              started_at timestamptz, finished_at timestamptz)
+      `INSERT INTO invocations (id, parent_invocation_id, root_invocation_id, tenant_id, tool_id, version, status,
+              blameless, error_code, error_message, duration_ms, agent_id, agent_name, power_user_id, tool_call_id,
+              conversation_id, input_sha256, created_at, started_at, finished_at)
+       SELECT x.id, x.parent_invocation_id, x.root_invocation_id, x.tenant_id, x.tool_id, x.version, x.status,
+              x.blameless, x.error_code, x.error_message, x.duration_ms, x.agent_id, x.agent_name, x.power_user_id,
+              x.tool_call_id, x.conversation_id, x.input_sha256, x.started_at, x.started_at, x.finished_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, parent_invocation_id uuid, root_invocation_id uuid,
+              tenant_id uuid, tool_id uuid, version integer, status text, blameless boolean, error_code text,
+              error_message text, duration_ms integer, agent_id text, agent_name text, power_user_id text,
+              tool_call_id text, conversation_id text, input_sha256 text, started_at timestamptz,
+              finished_at timestamptz)
          JOIN tools t ON t.id = x.tool_id AND t.tenant_id = x.tenant_id
        ON CONFLICT (id) DO NOTHING
        RETURNING id`,
@@ -98,15 +100,17 @@ export class OutcomesRepository {
    * consumers, a dead consumer's entries taken over, a worker writing an outcome again all reorder them); on a tie a
    * success comes after the failures, which it ends. Blameless failures are usage, never part of a run.
    *
-   * - `failure_count` is the number of the tool's blamed failures that finished after both its latest success and
-   *   its `failure_count_reset_at` (the time of its last enable: ToolRepository.setStatus). It is recounted from the
+   * - `failure_count` is the number of invocation trees with a blamed failure of the tool that finished after both its
+   *   latest success and its `failure_count_reset_at` (the time of its last enable: ToolRepository.setStatus): a tree
+   *   is charged at most one failure per tool, however many of its runs of that tool failed (the run's
+   *   `root_invocation_id`; a root is its own tree). Its usage counts every run. It is recounted from the
    *   invocation log, which holds every outcome applied so far, under the tool's row lock, so it depends on which
    *   outcomes have arrived and never on their order: a late success resets only what finished before it, a late
    *   failure counts only when no success finished after it, and failures from before an enable never come back.
    * - An active tool is disabled when one of the batch's new blamed failures, after the reset point, belongs to a
-   *   run of at least `disableAfter` blamed failures with no success between them: the trailing run, or one that a
-   *   success which finished later (and may have arrived first) ended. Only a tool that was active when the batch
-   *   locked it counts as newly disabled, and an enable moves the reset point past the run, so it happens once.
+   *   run of blamed failures of at least `disableAfter` trees with no success between them: the trailing run, or one
+   *   that a success which finished later (and may have arrived first) ended. Only a tool that was active when the
+   *   batch locked it counts as newly disabled, and an enable moves the reset point past the run, so it happens once.
    *   What cannot be exact: a disable decided on the outcomes seen so far stays when a success that finished inside
    *   the run arrives after it.
    *
@@ -121,6 +125,9 @@ export class OutcomesRepository {
   ): Promise<DisabledTool[]> {
     const deltas = counterDeltas(applied);
     const blamed = applied.filter(isBlamedFailure).map((outcome) => outcome.invocationId);
+    // The invocation tree a run belongs to: a tree is charged at most one failure per tool, however many of its runs
+    // of that tool failed (a recursive tool that overspent the budget fails in every nested run).
+    const tree = (alias: string) => `COALESCE(${alias}.root_invocation_id, ${alias}.id)`;
     const latestSuccess = (tool: string, before: string) =>
       `(SELECT max(s.finished_at) FROM invocations s
          WHERE s.tool_id = ${tool} AND s.status = 'succeeded' AND NOT s.blameless ${before})`;
@@ -139,7 +146,7 @@ export class OutcomesRepository {
                                 AND s.finished_at >= n.finished_at), 'infinity') AS until
           ) bounds
           CROSS JOIN LATERAL (
-            SELECT count(*)::integer AS failures FROM invocations f
+            SELECT count(DISTINCT ${tree('f')})::integer AS failures FROM invocations f
              WHERE f.tool_id = n.tool_id AND f.status = 'failed' AND NOT f.blameless
                AND f.finished_at > bounds.after AND f.finished_at <= bounds.until
           ) run
@@ -167,7 +174,7 @@ export class OutcomesRepository {
        updated AS (UPDATE tools t SET
               usage_count = t.usage_count + d.uses,
               failure_count = (
-                SELECT count(*)::integer FROM invocations f
+                SELECT count(DISTINCT ${tree('f')})::integer FROM invocations f
                  WHERE f.tool_id = t.id AND f.status = 'failed' AND NOT f.blameless
                    AND f.finished_at > COALESCE(GREATEST(t.failure_count_reset_at, ${latestSuccess('t.id', '')}),
                                                 '-infinity')),

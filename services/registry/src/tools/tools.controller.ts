@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ToolRecord, ToolVersionSummary } from '@toolhost/contracts';
+import { ApiErrors, schemaRef } from '@toolhost/observability';
 import type { AuditItem } from '../audit/audit-event';
 import { Access } from '../auth/access.decorator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
@@ -8,11 +10,26 @@ import type { TenantPrincipal } from '../auth/principal';
 import { ToolIdPipe } from './tool-id.pipe';
 import { ToolsService } from './tools.service';
 
+const TOOL_ID = { name: 'id', schema: { type: 'string', format: 'uuid' } } as const;
+const tenantKey = (scope: string): MethodDecorator & ClassDecorator => ApiSecurity('tenantKey', [scope]);
+const record = (status: number, description: string): MethodDecorator & ClassDecorator =>
+  ApiResponse({ status, description, schema: schemaRef('ToolRecord') });
+
+/** A tenant's tools: records, immutable versions and audit (the key's tenant only; another's tool is a 404). */
 @Controller('v1/tools')
 @UseGuards(ApiKeyGuard)
+@ApiTags('tools')
 export class ToolsController {
   constructor(private readonly tools: ToolsService) {}
 
+  @ApiOperation({
+    summary: 'Create a tool (version 1)',
+    description: 'Send `description` + `inputSchema`, or the OpenAI function form in `schema`.',
+  })
+  @tenantKey('tools:write')
+  @ApiBody({ required: true, schema: schemaRef('ToolInput') })
+  @record(201, 'Created')
+  @ApiErrors(400, 401, 403, 413)
   @Post()
   @HttpCode(201)
   @Access({ scope: 'tools:write' })
@@ -20,18 +37,33 @@ export class ToolsController {
     return this.tools.create(caller, body);
   }
 
+  @ApiOperation({ summary: 'List the tenant’s tools' })
+  @tenantKey('tools:read')
+  @ApiResponse({ status: 200, description: 'Tools', schema: schemaRef('ToolList') })
+  @ApiErrors(401, 403)
   @Get()
   @Access({ scope: 'tools:read' })
   list(@TenantCaller() caller: TenantPrincipal): Promise<{ items: ToolRecord[] }> {
     return this.tools.list(caller);
   }
 
+  @ApiOperation({ summary: 'Get a tool' })
+  @tenantKey('tools:read')
+  @ApiParam(TOOL_ID)
+  @record(200, 'The tool record')
+  @ApiErrors(401, 403, 404)
   @Get(':id')
   @Access({ scope: 'tools:read' })
   get(@TenantCaller() caller: TenantPrincipal, @Param('id', ToolIdPipe) id: string): Promise<ToolRecord> {
     return this.tools.get(caller, id);
   }
 
+  @ApiOperation({ summary: 'Change a tool: a new immutable version (version + 1)' })
+  @tenantKey('tools:write')
+  @ApiParam(TOOL_ID)
+  @ApiBody({ required: true, schema: schemaRef('ToolPatch') })
+  @record(200, 'The tool record')
+  @ApiErrors(400, 401, 403, 404, 413)
   @Patch(':id')
   @Access({ scope: 'tools:write' })
   update(
@@ -42,6 +74,11 @@ export class ToolsController {
     return this.tools.update(caller, id, body);
   }
 
+  @ApiOperation({ summary: 'Delete a tool' })
+  @tenantKey('tools:write')
+  @ApiParam(TOOL_ID)
+  @ApiResponse({ status: 204, description: 'Deleted' })
+  @ApiErrors(401, 403, 404)
   @Delete(':id')
   @HttpCode(204)
   @Access({ scope: 'tools:write' })
@@ -49,6 +86,12 @@ export class ToolsController {
     return this.tools.remove(caller, id);
   }
 
+  @ApiOperation({ summary: 'Disable a tool (no new version)' })
+  @tenantKey('tools:write')
+  @ApiParam(TOOL_ID)
+  @ApiBody({ required: false, schema: schemaRef('DisableTool') })
+  @record(200, 'The tool record')
+  @ApiErrors(400, 401, 403, 404)
   @Post(':id/disable')
   @HttpCode(200)
   @Access({ scope: 'tools:write' })
@@ -60,6 +103,11 @@ export class ToolsController {
     return this.tools.disable(caller, id, body);
   }
 
+  @ApiOperation({ summary: 'Enable a tool and reset failureCount to 0 (no new version)' })
+  @tenantKey('tools:write')
+  @ApiParam(TOOL_ID)
+  @record(200, 'The tool record')
+  @ApiErrors(401, 403, 404)
   @Post(':id/enable')
   @HttpCode(200)
   @Access({ scope: 'tools:write' })
@@ -67,6 +115,11 @@ export class ToolsController {
     return this.tools.enable(caller, id);
   }
 
+  @ApiOperation({ summary: 'List versions, oldest first' })
+  @tenantKey('tools:read')
+  @ApiParam(TOOL_ID)
+  @ApiResponse({ status: 200, description: 'Versions', schema: schemaRef('ToolVersionList') })
+  @ApiErrors(401, 403, 404)
   @Get(':id/versions')
   @Access({ scope: 'tools:read' })
   versions(
@@ -76,6 +129,18 @@ export class ToolsController {
     return this.tools.versions(caller, id);
   }
 
+  @ApiOperation({ summary: 'Audit events, newest first' })
+  @tenantKey('tools:read')
+  @ApiParam(TOOL_ID)
+  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
+  @ApiQuery({
+    name: 'cursor',
+    required: false,
+    schema: { type: 'string' },
+    description: '`nextCursor` of the previous page',
+  })
+  @ApiResponse({ status: 200, description: 'A page of events', schema: schemaRef('AuditPage') })
+  @ApiErrors(400, 401, 403, 404)
   @Get(':id/audit')
   @Access({ scope: 'tools:read' })
   audit(

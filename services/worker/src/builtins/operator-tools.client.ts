@@ -1,4 +1,4 @@
-import type { JsonValue } from '@toolhost/contracts';
+import { ErrorCode, type JsonValue } from '@toolhost/contracts';
 import type { RunContext, ToolCallAnswer } from '@toolhost/sandbox';
 
 /** Dispatch failure (network, 5xx): the `ctx.tools` promise in the code rejects with this message. */
@@ -14,13 +14,19 @@ export class OperatorToolUnavailableError extends Error {
  * The idempotency key (`invocationId:callIndex`) lets the endpoint make side effects effectively-once when a
  * job is retried. A 2xx body is the tool's answer; 404 means no such tool; other 4xx are the tool's own errors.
  */
+/** An operator built-in's answer, and whether the endpoint said it failed (by status: a 2xx body may hold `error`). */
+export interface OperatorAnswer {
+  answer: ToolCallAnswer;
+  failed: boolean;
+}
+
 export class OperatorToolsClient {
   constructor(
     private readonly url: string,
     private readonly timeoutMs: number,
   ) {}
 
-  async call(name: string, input: JsonValue, context: RunContext, idempotencyKey: string): Promise<ToolCallAnswer> {
+  async call(name: string, input: JsonValue, context: RunContext, idempotencyKey: string): Promise<OperatorAnswer> {
     let response: Response;
     try {
       response = await fetch(this.url, {
@@ -36,12 +42,13 @@ export class OperatorToolsClient {
     }
     if (response.status >= 500) throw new OperatorToolUnavailableError(`built-in ${name} failed (${response.status})`);
     const body = await this.readJson(response);
-    if (response.status === 404) return { error: 'TOOL_NOT_FOUND', details: { tool: name } };
+    if (response.status === 404)
+      return { answer: { error: ErrorCode.TOOL_NOT_FOUND, details: { tool: name } }, failed: true };
     if (!response.ok) {
       const code = typeof body === 'object' && body !== null && !Array.isArray(body) ? body.error : undefined;
-      return { error: typeof code === 'string' ? code : 'TOOL_ERROR', details: body };
+      return { answer: { error: typeof code === 'string' ? code : 'TOOL_ERROR', details: body }, failed: true };
     }
-    return body;
+    return { answer: body, failed: false };
   }
 
   private async readJson(response: Response): Promise<JsonValue> {

@@ -168,6 +168,57 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     expect(nested[0]).toMatchObject({ toolId: slow.id, status: 'succeeded' });
   });
 
+  it('audits a call by how the callee ended, not by its answer’s shape (issue 16)', async () => {
+    const operator = {
+      call: (name: string) =>
+        Promise.resolve(
+          name === 'forecast'
+            ? { answer: { error: 'no rain expected' }, failed: false }
+            : { answer: { error: 'QUOTA', details: {} }, failed: true },
+        ),
+    } as unknown as OperatorToolsClient;
+    const withOperator = runnerWith({ operator });
+    const answersError = addTool("return { error: 'none', value: 1 };");
+    const throws = addTool("throw new Error('really failed');");
+    const caller = addTool(
+      `const a = await ctx.tools['${answersError.toolName}']({});
+       const b = await ctx.tools['${throws.toolName}']({});
+       const c = await ctx.tools.forecast({});
+       const d = await ctx.tools.billing({});
+       return [a.error, b.error, c.error, d.error];`,
+      { allowedTools: [answersError.toolName, throws.toolName, 'forecast', 'billing'] },
+    );
+    outcomes.length = 0;
+    const { invocation, settle } = await withOperator.runJob(jobFor(caller));
+    await settle();
+    const calls = outcomes.find((o) => o.invocationId === invocation.id)?.audit.filter((a) => a.event === 'tool.call');
+    expect(calls?.map((a) => (a.data as { status: string }).status)).toEqual([
+      'succeeded',
+      'failed',
+      'succeeded',
+      'failed',
+    ]);
+    expect(invocation.result).toEqual(['none', 'USER_ERROR', 'no rain expected', 'QUOTA']);
+  });
+
+  it('names the root of its tree on every nested outcome, so the registry charges a tree one failure per tool', async () => {
+    const leaf = addTool('return 1;');
+    const middle = addTool(`return await ctx.tools['${leaf.toolName}']({});`, { allowedTools: [leaf.toolName] });
+    const root = addTool(`return await ctx.tools['${middle.toolName}']({});`, { allowedTools: [middle.toolName] });
+    outcomes.length = 0;
+    const invocation = await run(root);
+    const rootOutcome = outcomes.find((o) => o.invocationId === invocation.id);
+    const nested = outcomes.filter((o) => o.invocationId !== invocation.id);
+    expect(rootOutcome?.rootInvocationId).toBeUndefined();
+    expect(nested.map((o) => [o.toolId, o.rootInvocationId])).toEqual(
+      expect.arrayContaining([
+        [middle.id, invocation.id],
+        [leaf.id, invocation.id],
+      ]),
+    );
+    expect(nested).toHaveLength(2);
+  });
+
   it('answers TOOL_NOT_ALLOWED for custom tools without allowedTools, and allows built-ins', async () => {
     const other = addTool('return 1;');
     const caller = addTool(
@@ -230,7 +281,7 @@ describe('InvocationRunner with a real sandbox runtime', () => {
     const operator = {
       call: (_name: string, _input: unknown, _context: unknown, idempotencyKey: string) => {
         keys.push(idempotencyKey);
-        return Promise.resolve({ key: idempotencyKey });
+        return Promise.resolve({ answer: { key: idempotencyKey }, failed: false });
       },
     } as unknown as OperatorToolsClient;
     const treeOutcomes: OutcomeJob[] = [];

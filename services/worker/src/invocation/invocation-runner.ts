@@ -9,14 +9,14 @@ import {
   type JsonValue,
 } from '@toolhost/contracts';
 import type { InvocationJob } from '@toolhost/queue';
-import { CallBudget, type RunOutcome, type ToolCallAnswer } from '@toolhost/sandbox';
+import { CallBudget, type RunOutcome } from '@toolhost/sandbox';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import type { SandboxRunner } from '../sandbox/sandbox-runner';
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
-import type { AuditLog, RunPlan } from './run-plan';
+import type { AuditLog, RunState } from './run-state';
 import { SecretMask } from './secret-mask';
-import { ToolCallBridge } from './tool-call-bridge';
+import { ToolCallBridge, type CallAnswer } from './tool-call-bridge';
 
 export interface RunnerLimits {
   wallClockMs: number;
@@ -66,7 +66,7 @@ export class InvocationRunner {
   ) {}
 
   async runJob(job: InvocationJob): Promise<RootResult> {
-    const plan: RunPlan = {
+    const plan: RunState = {
       invocationId: job.invocationId,
       tenantId: job.tenantId,
       toolId: job.toolId,
@@ -75,13 +75,14 @@ export class InvocationRunner {
       context: job.context,
       budget: new CallBudget(this.limits.toolCallBudget),
       deadlineAt: Date.now() + this.limits.wallClockMs,
+      secrets: new SecretMask(),
       outcomes: new OutcomeWrites(this.outcomes),
     };
     const invocation = await this.execute(plan);
     return { invocation, settle: () => plan.outcomes.settle() };
   }
 
-  private async execute(plan: RunPlan): Promise<Invocation> {
+  private async execute(plan: RunState): Promise<Invocation> {
     const startedAt = new Date();
     const tool = await this.catalog.version(plan.toolId, plan.version);
     if (!tool || tool.tenantId !== plan.tenantId) {
@@ -91,6 +92,8 @@ export class InvocationRunner {
         message: `tool ${toolNameOf(plan.toolId)} version ${plan.version} no longer exists`,
       });
     }
+    // Before the run: from here on its secrets may flow into any run of the tree (as input, result or error).
+    plan.secrets.add(tool.secrets);
     const audits: AuditLog = [];
     const runContext = { ...plan.context, invocationId: plan.invocationId };
     const remainingMs = plan.deadlineAt - Date.now();
@@ -140,9 +143,8 @@ export class InvocationRunner {
       bridge,
       plan.budget,
     );
-    const mask = new SecretMask(tool.secrets);
-    const outcome = mask.outcome(ran);
-    mask.audits(audits);
+    // Masked with the secrets of the whole tree: a callee's error, logged or thrown by its caller, is masked too.
+    const outcome = plan.secrets.outcome(ran);
     if (outcome.status === 'succeeded' && tool.outputSchema) {
       // Output validators live under their own key: the input validator of this version is cached as `${id}@version`.
       const check = this.schemas.check(`${tool.id}:output`, tool.version, tool.outputSchema, outcome.result);
@@ -165,13 +167,13 @@ export class InvocationRunner {
   }
 
   /** What `ctx.tools.custom_<id>()` resolves to: the callee's result, or `{error, details}`. */
-  private async runNested(plan: RunPlan): Promise<ToolCallAnswer> {
+  private async runNested(plan: RunState): Promise<CallAnswer> {
     // The bridge tracks the whole call, resolution included: the tree's job completes only once this run has ended.
     const invocation = await this.execute(plan);
-    if (invocation.status === 'succeeded') return invocation.result ?? null;
+    if (invocation.status === 'succeeded') return { answer: invocation.result ?? null, failed: false };
     const error = invocation.error;
     if (error?.code === ErrorCode.BUDGET_EXCEEDED && plan.parent) plan.parent.budgetExceededBelow = true;
-    return {
+    const answer = {
       error: error?.code ?? ErrorCode.SANDBOX_CRASH,
       details: {
         message: error?.message ?? 'failed',
@@ -179,10 +181,11 @@ export class InvocationRunner {
         ...(error?.details ? { details: error.details } : {}),
       },
     };
+    return { answer, failed: true };
   }
 
   private finish(
-    plan: RunPlan,
+    plan: RunState,
     startedAt: Date,
     audits: AuditLog,
     outcome: RunOutcome | undefined,
@@ -191,6 +194,8 @@ export class InvocationRunner {
     neverStarted = false,
   ): Invocation {
     const finishedAt = new Date();
+    // Errors this runner writes (OUTPUT_INVALID's problems) may quote what the code produced.
+    if (error) error = plan.secrets.error(error);
     const durationMs = outcome?.durationMs ?? finishedAt.getTime() - startedAt.getTime();
     const invocation: Invocation = {
       id: plan.invocationId,
@@ -220,6 +225,7 @@ export class InvocationRunner {
           v: 1,
           invocationId: plan.invocationId,
           ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
+          ...(plan.rootInvocationId ? { rootInvocationId: plan.rootInvocationId } : {}),
           tenantId: plan.tenantId,
           toolId: plan.toolId,
           version: plan.version,
@@ -229,7 +235,8 @@ export class InvocationRunner {
           durationMs,
           context: plan.context,
           inputSha256: sha256(plan.input),
-          audit: audits,
+          // Masked as they are written: calls the run left going add their rows after it ended.
+          audit: plan.secrets.audits(audits),
           startedAt: startedAt.toISOString(),
           finishedAt: finishedAt.toISOString(),
         });

@@ -1,8 +1,7 @@
 /**
- * InvocationProcessor on a real Redis, with a stand-in runner (the sandbox is not the subject): a job is started
- * without a second fetch round trip in front of it, concurrency still holds several jobs in hand, every job
- * is completed with its Invocation after the reply went out (also when its outcomes cannot be written), and jobs
- * are locked for as long as the executors' settings ask.
+ * InvocationProcessor on a real Redis, with a stand-in runner (the sandbox is not the subject): concurrency holds
+ * several jobs in hand, every job is completed with its Invocation after the reply went out (also when its outcomes
+ * cannot be written), a crash suspect runs alone, and jobs are locked for as long as the executors' settings ask.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
@@ -29,13 +28,8 @@ import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import { ProcessorMetrics } from './processor-metrics';
 import { metricsOn } from './processor-metrics.fixtures';
 import { ReplyPublisher } from './reply-publisher';
-import { TAKE_AHEAD_KEYS, TAKE_AHEAD_SCRIPT, decodeTake, takeAheadArgs } from './take-ahead';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** BullMQ's moveToActive script takes 11 keys: `EVALSHA <sha> 11 …` on the processor's own connection. */
-const isMoveToActive = (name: string, args: unknown[]): boolean =>
-  name.toLowerCase() === 'evalsha' && String(args[1]) === '11';
 
 function job(invocationId: string, replyTo?: string): InvocationJob {
   return {
@@ -128,7 +122,6 @@ describe('InvocationProcessor', () => {
   function processor(
     runJob: InvocationRunner['runJob'],
     concurrency: number,
-    takeAhead = true,
     options: Partial<ProcessorOptions> = {},
     hooks: ProcessorHooks = {
       onFinished: () => undefined,
@@ -140,7 +133,6 @@ describe('InvocationProcessor', () => {
       connection,
       prefix,
       concurrency,
-      takeAhead,
       lockDurationMs: 30_000,
       ...options,
     });
@@ -155,259 +147,6 @@ describe('InvocationProcessor', () => {
       .split('\n')
       .some((client) => client.includes(blockingName) && /\bflags=\w*b/.test(client));
   }
-
-  /**
-   * Counts what the processor sends: `moveToActive` scripts on its own connection (`fetches`), and on the blocking
-   * copy BullMQ makes of it the waits and the take-aheads written behind them (the take-ahead script also takes 11
-   * keys), with the order they went out in.
-   */
-  /**
-   * Routes every command BullMQ sends on the blocking connection it duplicates from `connection` through `handle`,
-   * which sends it (`send`) and may change the answer.
-   */
-  function onBlockingConnection(
-    handle: (command: { name: string; args: unknown[] }, send: () => Promise<unknown>) => Promise<unknown>,
-  ): void {
-    const duplicate = connection.duplicate.bind(connection);
-    jest.spyOn(connection, 'duplicate').mockImplementation((...args) => {
-      const copy = duplicate(...args);
-      const sendOnCopy = copy.sendCommand.bind(copy);
-      jest
-        .spyOn(copy, 'sendCommand')
-        .mockImplementation((command, stream) =>
-          handle(command, () => sendOnCopy(command, stream) as Promise<unknown>),
-        );
-      return copy;
-    });
-  }
-
-  const isWait = (command: { name: string }): boolean => command.name.toLowerCase() === 'bzpopmin';
-  /** The take-ahead: a script with 11 keys (BullMQ's moveToActive) sent on the blocking connection. */
-  const isTake = (command: { name: string; args: unknown[] }): boolean =>
-    ['evalsha', 'eval'].includes(command.name.toLowerCase()) && String(command.args[1]) === '11';
-
-  function countCommands(): { fetches: () => number; waits: () => number; takes: () => number; sent: string[] } {
-    let fetches = 0;
-    let waits = 0;
-    let takes = 0;
-    const sent: string[] = [];
-    const send = connection.sendCommand.bind(connection);
-    jest.spyOn(connection, 'sendCommand').mockImplementation((command, stream) => {
-      if (isMoveToActive(command.name, command.args)) fetches += 1;
-      return send(command, stream);
-    });
-    onBlockingConnection((command, send) => {
-      if (isWait(command)) {
-        waits += 1;
-        sent.push('wait');
-      } else if (isTake(command)) {
-        takes += 1;
-        sent.push('take');
-      }
-      return send();
-    });
-    return { fetches: () => fetches, waits: () => waits, takes: () => takes, sent };
-  }
-
-  it('wakes with the job: the fetch is written behind the blocking wait, and it parks again after one wait', async () => {
-    const count = countCommands();
-    const atStart: { fetches: number; takes: number }[] = [];
-    const p = processor((data) => {
-      atStart.push({ fetches: count.fetches(), takes: count.takes() });
-      return Promise.resolve(finished(data));
-    }, 4);
-    p.start();
-    for (let i = 0; i < 3; i += 1) {
-      // Idle again (the previous job completed, the worker parked on its blocking connection): the job wakes it.
-      await until(async () => count.waits() > 0 && (await parked()));
-      const before = { fetches: count.fetches(), takes: count.takes(), waits: count.waits() };
-      const id = randomUUID();
-      await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
-      await until(async () => (await queue.getJobState(id)) === 'completed');
-      // The job came back with the wake-up: no fetch on the worker's own connection before it started (BullMQ alone
-      // makes two: one after the wake-up, and a second before starting the first job).
-      expect(atStart[i].fetches - before.fetches).toBe(0);
-      await until(async () => count.waits() > before.waits && (await parked()));
-      // At rest again after one blocking wait with its take-ahead behind it, and no fetch at all: while the job ran,
-      // the worker looked for the next one by parking. The take left no "jobs waiting" marker behind (BullMQ's own
-      // take re-adds it, and the wait would return at once on it, for nothing).
-      expect(count.fetches() - before.fetches).toBe(0);
-      expect(count.waits() - before.waits).toBe(1);
-      expect(count.takes() - before.takes).toBe(1);
-      expect(await queueConnection.zscore(`${prefix}:${INVOCATIONS_QUEUE}:marker`, '0')).toBeNull();
-    }
-    // Every wait was followed by its take-ahead on the same connection, before anything else.
-    expect(count.sent.join(' ')).toBe(Array.from({ length: count.waits() }, () => 'wait take').join(' '));
-    expect(atStart).toHaveLength(3);
-  });
-
-  it('without the take-ahead (a BullMQ whose script it does not match), fetches clear the stale marker', async () => {
-    const count = countCommands();
-    const started: string[] = [];
-    const p = processor(
-      (data) => {
-        started.push(data.invocationId);
-        return Promise.resolve(finished(data));
-      },
-      4,
-      false,
-    );
-    p.start();
-    for (let i = 0; i < 3; i += 1) {
-      await until(async () => count.waits() > 0 && (await parked()));
-      const before = { fetches: count.fetches(), waits: count.waits() };
-      const id = randomUUID();
-      await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
-      await until(async () => (await queue.getJobState(id)) === 'completed');
-      await until(async () => count.waits() > before.waits && (await parked()));
-      // The fetch after the wake-up and the one made while the job ran, then one wait: the second fetch removed the
-      // marker the first one's take left behind, so the wait did not return at once for a third fetch.
-      expect(count.fetches() - before.fetches).toBe(2);
-      expect(count.waits() - before.waits).toBe(1);
-    }
-    expect(count.takes()).toBe(0);
-    expect(started).toHaveLength(3);
-  });
-
-  it("locks a job taken ahead with the worker's own token and stamps it with the time it was taken", async () => {
-    let lock: string | null = null;
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const p = processor(async (data) => {
-      lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
-      await gate;
-      return finished(data);
-    }, 2);
-    p.start();
-    await until(() => parked());
-    // The take-ahead was written when the worker parked; the job is added well after that.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const id = randomUUID();
-    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
-    await until(() => lock !== null);
-    // Crash recovery finds an executor's jobs by this prefix; the token is unique to this take.
-    expect(lock).toMatch(new RegExp(`^${p.workerId}:t\\d+$`));
-    release();
-    await until(async () => (await queue.getJobState(id)) === 'completed');
-    const done = await queue.getJob(id);
-    // Redis's clock when the job was taken, not the client's when the take was written (1.5 s earlier).
-    expect(done?.processedOn).toBeGreaterThanOrEqual(done?.timestamp ?? Infinity);
-    expect(done?.returnvalue).toEqual(invocationFor(job(id)));
-  });
-
-  it('hands a job whose take-ahead answer came too late back to the queue at once, and runs it once', async () => {
-    // The first take-ahead's answer reaches the worker 2.5 s after Redis sent it, past the 2 s the worker waits for it
-    // once the wait has returned: as when the event loop stalls between reading the two answers (a long synchronous
-    // isolate entry, a VM steal), or the connection hangs between them.
-    const lateByMs = 2_500;
-    let takesSent = 0;
-    onBlockingConnection((command, send) => {
-      const answer = send();
-      if (!isTake(command) || (takesSent += 1) > 1) return answer;
-      return answer.then((raw) => new Promise((resolve) => setTimeout(() => resolve(raw), lateByMs)));
-    });
-    const runs: { id: string; lock: string | null; afterMs: number }[] = [];
-    let addedAt = 0;
-    const p = processor(async (data) => {
-      const lock = await queueConnection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`);
-      runs.push({ id: data.invocationId, lock, afterMs: Date.now() - addedAt });
-      return finished(data);
-    }, 2);
-    p.start();
-    await until(() => parked());
-    const id = randomUUID();
-    addedAt = Date.now();
-    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
-    // Left locked by the late take, it would run only after its lock lapsed (30 s here, 94 s in executors) and the
-    // stalled-job check (every 30 s) counted it a stall and gave it out again.
-    await until(async () => (await queue.getJobState(id)) === 'completed', lateByMs + 3_000);
-    expect(runs).toEqual([
-      { id, lock: expect.stringMatching(new RegExp(`^${p.workerId}:t\\d+$`)), afterMs: expect.any(Number) },
-    ]);
-    // It ran once the late answer was in, under a later take's token: the late take's job had gone back to the queue.
-    expect(runs[0].afterMs).toBeGreaterThanOrEqual(lateByMs);
-    expect(runs[0].lock).not.toBe(`${p.workerId}:t1`);
-    const done = await queue.getJob(id);
-    expect(done?.returnvalue).toEqual(invocationFor(job(id)));
-    expect(done?.stalledCounter).toBe(0);
-  });
-
-  /**
-   * Loses the answer of the first command on the blocking connection that `which` picks, after Redis ran it, then adds
-   * a job and waits for it to complete (3 s: left locked, it would wait for its lock to lapse, 30 s here, 94 s in
-   * executors, and a stall). Returns the job's id and the ids the processor ran.
-   */
-  async function runAfterLosingFirstAnswer(
-    which: (command: { name: string; args: unknown[] }) => boolean,
-    error: Error,
-  ): Promise<{ id: string; runs: string[] }> {
-    let sent = 0;
-    onBlockingConnection((command, send) => {
-      const answer = send();
-      if (!which(command) || (sent += 1) > 1) return answer;
-      return answer.then(() => Promise.reject(error));
-    });
-    const runs: string[] = [];
-    const p = processor((data) => {
-      runs.push(data.invocationId);
-      return Promise.resolve(finished(data));
-    }, 2);
-    p.start();
-    await until(() => parked());
-    const id = randomUUID();
-    await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
-    await until(async () => (await queue.getJobState(id)) === 'completed', 3_000);
-    return { id, runs };
-  }
-
-  it('hands a job taken behind a wait that failed back to the queue, and runs it once', async () => {
-    // The first wait fails once Redis has answered it (BullMQ then reconnects and waits again, without fetching),
-    // while the take written behind it has taken the job that woke it.
-    const { id, runs } = await runAfterLosingFirstAnswer(isWait, new Error('the wait failed'));
-    expect(runs).toEqual([id]);
-    expect((await queue.getJob(id))?.stalledCounter).toBe(0);
-  });
-
-  it('hands a job back whose take-ahead ran but whose answer was lost with its connection, and runs it once', async () => {
-    // Redis ran the take and locked the job; its answer never arrives (the connection was closed before it was read).
-    const { id, runs } = await runAfterLosingFirstAnswer(isTake, new Error('Connection is closed.'));
-    expect(runs).toEqual([id]);
-    expect((await queue.getJob(id))?.stalledCounter).toBe(0);
-  });
-
-  it('answers a take-ahead sent again with the same token (a resend after a reconnect) with the job it took', async () => {
-    const [first, second] = [randomUUID(), randomUUID()];
-    await queue.add(INVOCATIONS_QUEUE, job(first), invocationJobOptions(first));
-    await queue.add(INVOCATIONS_QUEUE, job(second), invocationJobOptions(second));
-    const client = createRedis(REDIS_URL, 'worker');
-    try {
-      const key = (name: string): string => `${prefix}:${INVOCATIONS_QUEUE}:${name}`;
-      // The arguments the worker sends, from the queue's own key map, for a worker whose id is `w`.
-      const take = async (token: string): Promise<string | undefined> => {
-        const args = takeAheadArgs(queue.keys, token, 30_000, 'w');
-        const raw = await client.eval(TAKE_AHEAD_SCRIPT, TAKE_AHEAD_KEYS, ...args);
-        return decodeTake(raw, token)?.id;
-      };
-      expect(await take('w:t1')).toBe(first);
-      // The same take again (ioredis resends an unanswered command on the new connection): the same job, not the next.
-      expect(await take('w:t1')).toBe(first);
-      expect(await queueConnection.get(key(`${first}:lock`))).toBe('w:t1');
-      expect(await queue.getJobState(second)).toBe('waiting');
-      expect(await take('w:t2')).toBe(second);
-      // Once the job's lock is no longer the take's (it lapsed, the job went out again), the take sent again takes
-      // nothing: not that job, and not the next one either.
-      const third = randomUUID();
-      await queue.add(INVOCATIONS_QUEUE, job(third), invocationJobOptions(third));
-      await queueConnection.set(key(`${second}:lock`), 'someone-else');
-      expect(await take('w:t2')).toBeUndefined();
-      expect(await queue.getJobState(third)).toBe('waiting');
-      expect(await take('w:t3')).toBe(third);
-    } finally {
-      client.disconnect();
-    }
-  });
 
   it('runs a delayed job (a retry backing off) when it is due, and leaves no job locked once closed', async () => {
     const started: string[] = [];
@@ -531,7 +270,7 @@ describe('InvocationProcessor', () => {
       const metrics = new Registry();
       const logged: unknown[] = [];
       const hooks = new ProcessorMetrics(metricsOn(metrics), { error: (message: unknown) => logged.push(message) });
-      processor(runner.runJob, 2, true, { outcomeRetryMs: 500 }, hooks).start();
+      processor(runner.runJob, 2, { outcomeRetryMs: 500 }, hooks).start();
       const channel = `toolhost:replies:${prefix}`;
       const replies = await repliesOn(channel);
       const id = randomUUID();
@@ -556,13 +295,7 @@ describe('InvocationProcessor', () => {
       };
       const runner = writingRunner(flaky);
       const metrics = new Registry();
-      processor(
-        runner.runJob,
-        2,
-        true,
-        {},
-        new ProcessorMetrics(metricsOn(metrics), { error: () => undefined }),
-      ).start();
+      processor(runner.runJob, 2, {}, new ProcessorMetrics(metricsOn(metrics), { error: () => undefined })).start();
       const id = randomUUID();
       await queue.add(INVOCATIONS_QUEUE, job(id), invocationJobOptions(id));
 
@@ -633,7 +366,7 @@ describe('InvocationProcessor', () => {
     function soloSetup(): {
       events: string[];
       release: (id: string) => void;
-      start: (failing?: Set<string>, takeAhead?: boolean) => void;
+      start: (failing?: Set<string>) => void;
     } {
       const events: string[] = [];
       const releases = new Map<string, () => void>();
@@ -642,7 +375,7 @@ describe('InvocationProcessor', () => {
         if (!released.has(id)) released.set(id, new Promise<void>((resolve) => releases.set(id, resolve)));
         return released.get(id)!;
       };
-      const start = (failing = new Set<string>(), takeAhead = true): void =>
+      const start = (failing = new Set<string>()): void =>
         processor(
           async (data) => {
             if (failing.has(data.invocationId)) {
@@ -654,7 +387,6 @@ describe('InvocationProcessor', () => {
             return finished(data);
           },
           4,
-          takeAhead,
           {
             solo: {
               isSuspect: (tool) => tool.toolId === SUSPECT,
@@ -705,32 +437,26 @@ describe('InvocationProcessor', () => {
       expect(await queue.getJobState(suspect)).toBe('completed');
     });
 
-    it.each([
-      ['with', true],
-      ['without', false],
-    ])(
-      'closes with a solo run waiting (%s the take-ahead): it finishes the jobs in hand and fetches none after',
-      async (_with, takeAhead) => {
-        const { events, release, start } = soloSetup();
-        start(undefined, takeAhead);
-        const [first, suspect, later] = [randomUUID(), randomUUID(), randomUUID()];
-        await add(first);
-        await until(() => events.includes(`run ${first}`));
-        await add(suspect, SUSPECT);
-        await until(async () => (await queue.getJobState(suspect)) === 'active');
-        await add(later);
-        const closed = processors[processors.length - 1].close();
-        release(first);
-        await until(() => events.includes(`run ${suspect}`));
-        release(suspect);
-        await closed;
-        expect(await queue.getJobState(first)).toBe('completed');
-        expect(await queue.getJobState(suspect)).toBe('completed');
-        // Left for another worker, unlocked.
-        expect(await queue.getJobState(later)).toBe('waiting');
-        expect(events).not.toContain(`run ${later}`);
-      },
-    );
+    it('closes with a solo run waiting: it finishes the jobs in hand and fetches none after', async () => {
+      const { events, release, start } = soloSetup();
+      start();
+      const [first, suspect, later] = [randomUUID(), randomUUID(), randomUUID()];
+      await add(first);
+      await until(() => events.includes(`run ${first}`));
+      await add(suspect, SUSPECT);
+      await until(async () => (await queue.getJobState(suspect)) === 'active');
+      await add(later);
+      const closed = processors[processors.length - 1].close();
+      release(first);
+      await until(() => events.includes(`run ${suspect}`));
+      release(suspect);
+      await closed;
+      expect(await queue.getJobState(first)).toBe('completed');
+      expect(await queue.getJobState(suspect)).toBe('completed');
+      // Left for another worker, unlocked.
+      expect(await queue.getJobState(later)).toBe('waiting');
+      expect(events).not.toContain(`run ${later}`);
+    });
 
     it('ends the announcement of a solo job that failed before its run, and does not clear the suspect', async () => {
       const { events, start } = soloSetup();
@@ -766,7 +492,6 @@ describe('InvocationProcessor', () => {
             return finished(data);
           },
           1,
-          true,
           { lockDurationMs },
         );
         p.start();

@@ -48,4 +48,20 @@ describe('SecretMask', () => {
       budgetUsed: 0,
     });
   });
+
+  it('masks secrets added later as well (one mask per invocation tree), and leaves the audit log it was given as it is', () => {
+    const mask = new SecretMask({ A: 'secret-of-a' });
+    mask.add({ B: 'secret-of-b', A2: 'secret-of-a' });
+    expect(mask.text('secret-of-a passed to secret-of-b')).toBe('*** passed to ***');
+    const audits = [{ event: 'saw secret-of-b', data: { k: ['secret-of-a'] }, at: 'now' }];
+    expect(mask.audits(audits)).toEqual([{ event: 'saw ***', data: { k: ['***'] }, at: 'now' }]);
+    expect(audits[0].event).toBe('saw secret-of-b');
+    expect(
+      mask.error({ code: 'USER_ERROR', message: 'secret-of-b', details: { received: { k: 'secret-of-a' } } }),
+    ).toEqual({
+      code: 'USER_ERROR',
+      message: '***',
+      details: { received: { k: '***' } },
+    });
+  });
 });

@@ -1,4 +1,5 @@
 import {
+  ErrorCode,
   parseToolRef,
   toolNameOf,
   type InputProblem,
@@ -6,26 +7,47 @@ import {
   type InternalToolVersion,
   type JsonValue,
 } from '@toolhost/contracts';
-import type { RunContext, ToolBridge, ToolCallAnswer } from '@toolhost/sandbox';
+import {
+  BOUNDARY_CAPS,
+  type RunContext,
+  type ToolBridge,
+  type ToolCallAnswer,
+  type ToolCallError,
+} from '@toolhost/sandbox';
 import { BuiltinInputError } from '../builtins/builtin-input.error';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import { OperatorToolUnavailableError } from '../builtins/operator-tools.client';
 import { RegistryUnavailableError } from '../registry/registry-unavailable.error';
 import type { ToolCatalog } from '../registry/tool-catalog';
 import { nestedInvocationId } from './nested-invocation-id';
-import type { AuditLog, RunPlan } from './run-plan';
+import type { AuditLog, RunState } from './run-state';
 import { InFlight } from './in-flight';
 
 const problemsJson = (problems: InputProblem[]): JsonValue =>
   problems.map((problem) => ({ path: problem.path, message: problem.message }));
 
 const MAX_AUDIT_ROWS_PER_RUN = 100;
-/** The sandbox refuses longer names itself (isolate-prelude.js.txt), before a host round trip. */
-const MAX_AUDIT_EVENT_LENGTH = 100;
-const MAX_AUDIT_DATA_BYTES = 16 * 1024;
+// The sandbox's own caps: it refuses longer events and larger data itself, before a host round trip; a bridge that
+// another runtime calls checks them again.
+const MAX_AUDIT_EVENT_LENGTH = BOUNDARY_CAPS.auditEventChars;
+const MAX_AUDIT_DATA_BYTES = BOUNDARY_CAPS.auditDataBytes;
+
+/**
+ * What a dispatched call answered, and whether the callee failed: decided by how its run (or the built-in) ended, never
+ * by the answer's shape, since a tool that succeeds may well return an object with an `error` key.
+ */
+export interface CallAnswer {
+  answer: ToolCallAnswer;
+  failed: boolean;
+}
+
+const refused = (error: ErrorCode, details: JsonValue): CallAnswer => {
+  const envelope: ToolCallError = { error, details };
+  return { answer: envelope, failed: true };
+};
 
 /** Runs a nested custom tool and answers what `ctx.tools` resolves to. Implemented by the InvocationRunner. */
-export type NestedRun = (plan: RunPlan) => Promise<ToolCallAnswer>;
+export type NestedRun = (plan: RunState) => Promise<CallAnswer>;
 
 /**
  * The host side of `ctx.tools` and `ctx.audit` for one run. The budget is taken by the sandbox before a call
@@ -42,7 +64,7 @@ export class ToolCallBridge implements ToolBridge {
 
   constructor(
     private readonly caller: InternalToolVersion,
-    private readonly plan: RunPlan,
+    private readonly plan: RunState,
     private readonly runContext: RunContext,
     private readonly audits: AuditLog,
     private readonly catalog: ToolCatalog,
@@ -69,9 +91,9 @@ export class ToolCallBridge implements ToolBridge {
 
   private async callAndAudit(name: string, input: JsonValue): Promise<ToolCallAnswer> {
     const callIndex = this.callIndex++;
-    let answer: ToolCallAnswer;
+    let call: CallAnswer;
     try {
-      answer = await this.dispatch(name, input, callIndex);
+      call = await this.dispatch(name, input, callIndex);
     } catch (error) {
       // The code sees the throw, as the contract says; should the run then fail, that is not its tool's doing.
       if (error instanceof RegistryUnavailableError || error instanceof OperatorToolUnavailableError) {
@@ -81,9 +103,8 @@ export class ToolCallBridge implements ToolBridge {
       this.recordAudit('tool.call', { tool: name, callIndex, status: 'not dispatched' });
       throw error;
     }
-    const failed = typeof answer === 'object' && answer !== null && !Array.isArray(answer) && 'error' in answer;
-    this.recordAudit('tool.call', { tool: name, callIndex, status: failed ? 'failed' : 'succeeded' });
-    return answer;
+    this.recordAudit('tool.call', { tool: name, callIndex, status: call.failed ? 'failed' : 'succeeded' });
+    return call.answer;
   }
 
   audit(event: string, data?: JsonValue): Promise<void> {
@@ -104,30 +125,31 @@ export class ToolCallBridge implements ToolBridge {
     if (this.audits.length < MAX_AUDIT_ROWS_PER_RUN) this.audits.push({ event, data, at: new Date().toISOString() });
   }
 
-  private async dispatch(name: string, input: JsonValue, callIndex: number): Promise<ToolCallAnswer> {
+  private async dispatch(name: string, input: JsonValue, callIndex: number): Promise<CallAnswer> {
     const ref = parseToolRef(name);
     // Tracked from here, not from the run: resolving the callee asks the registry, and a caller that ends meanwhile
     // (timed out, never awaited the call) must not let its job complete before the callee's outcome is written.
     if (ref) return this.plan.outcomes.track(this.callCustom(name, ref.id, ref.version, input, callIndex));
-    if (!this.isAllowedBuiltin(name)) return { error: 'TOOL_NOT_ALLOWED', details: { tool: name } };
+    if (!this.isAllowedBuiltin(name)) return refused(ErrorCode.TOOL_NOT_ALLOWED, { tool: name });
     const local = this.builtins.localTool(name);
     if (local) {
       const check = this.schemas.check(`builtin:${name}`, 0, local.inputSchema, input);
-      if (!check.ok)
-        return {
-          error: 'VALIDATION_FAILED',
-          details: { tool: name, errors: problemsJson(check.problems), received: input },
-        };
+      if (!check.ok) {
+        return refused(ErrorCode.VALIDATION_FAILED, {
+          tool: name,
+          errors: problemsJson(check.problems),
+          received: input,
+        });
+      }
       try {
-        return await local.call(input, this.runContext, this.caller.tenantId);
+        return { answer: await local.call(input, this.runContext, this.caller.tenantId), failed: false };
       } catch (error) {
-        if (error instanceof BuiltinInputError) {
-          return { error: 'VALIDATION_FAILED', details: { tool: name, message: error.message } };
-        }
+        if (error instanceof BuiltinInputError)
+          return refused(ErrorCode.VALIDATION_FAILED, { tool: name, message: error.message });
         throw error;
       }
     }
-    if (!this.builtins.operator) return { error: 'TOOL_NOT_FOUND', details: { tool: name } };
+    if (!this.builtins.operator) return refused(ErrorCode.TOOL_NOT_FOUND, { tool: name });
     return this.builtins.operator.call(name, input, this.runContext, `${this.plan.invocationId}:${callIndex}`);
   }
 
@@ -142,27 +164,29 @@ export class ToolCallBridge implements ToolBridge {
     pinned: number | undefined,
     input: JsonValue,
     callIndex: number,
-  ): Promise<ToolCallAnswer> {
+  ): Promise<CallAnswer> {
     const allowed = this.caller.allowedTools ?? [];
-    if (!allowed.includes(toolNameOf(id)) && !allowed.includes(name)) {
-      return { error: 'TOOL_NOT_ALLOWED', details: { tool: name } };
-    }
+    if (!allowed.includes(toolNameOf(id)) && !allowed.includes(name))
+      return refused(ErrorCode.TOOL_NOT_ALLOWED, { tool: name });
     const record = await this.catalog.current(id);
     // Another tenant's tool is answered exactly like a missing one.
-    if (!record || record.tenantId !== this.plan.tenantId) return { error: 'TOOL_NOT_FOUND', details: { tool: name } };
-    if (record.status !== 'active') return { error: 'TOOL_DISABLED', details: { tool: name } };
+    if (!record || record.tenantId !== this.plan.tenantId) return refused(ErrorCode.TOOL_NOT_FOUND, { tool: name });
+    if (record.status !== 'active') return refused(ErrorCode.TOOL_DISABLED, { tool: name });
     const version = pinned ?? record.version;
     const callee = await this.catalog.version(id, version);
-    if (!callee) return { error: 'TOOL_NOT_FOUND', details: { tool: name, version } };
+    if (!callee) return refused(ErrorCode.TOOL_NOT_FOUND, { tool: name, version });
     const check = this.schemas.check(id, version, callee.inputSchema, input);
-    if (!check.ok)
-      return {
-        error: 'VALIDATION_FAILED',
-        details: { tool: name, errors: problemsJson(check.problems), received: input },
-      };
+    if (!check.ok) {
+      return refused(ErrorCode.VALIDATION_FAILED, {
+        tool: name,
+        errors: problemsJson(check.problems),
+        received: input,
+      });
+    }
     return this.runNested({
       invocationId: nestedInvocationId(this.plan.invocationId, callIndex),
       parentInvocationId: this.plan.invocationId,
+      rootInvocationId: this.plan.rootInvocationId ?? this.plan.invocationId,
       tenantId: this.plan.tenantId,
       toolId: id,
       version,
@@ -170,6 +194,7 @@ export class ToolCallBridge implements ToolBridge {
       context: this.plan.context,
       budget: this.plan.budget,
       deadlineAt: this.plan.deadlineAt,
+      secrets: this.plan.secrets,
       outcomes: this.plan.outcomes,
       parent: this.plan,
     });

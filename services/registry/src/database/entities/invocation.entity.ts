@@ -9,6 +9,10 @@ export class InvocationEntity {
   @Column({ name: 'parent_invocation_id', type: 'uuid', nullable: true })
   parentInvocationId!: string | null;
 
+  /** The root of the run's invocation tree (null on a root): a tree is charged at most one failure per tool. */
+  @Column({ name: 'root_invocation_id', type: 'uuid', nullable: true })
+  rootInvocationId!: string | null;
+
   @Column({ name: 'tenant_id', type: 'uuid' })
   tenantId!: string;
 

@@ -2,11 +2,15 @@ import { ErrorCode } from '@toolhost/contracts';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CallBudget } from './call-budget';
-import { failedOutcome } from './run-outcome';
+import {
+  CallBudget,
+  failedOutcome,
+  type SandboxRuntimeOptions,
+  type RunOutcome,
+  type RunRequest,
+  type ToolBridge,
+} from '@toolhost/sandbox';
 import { SandboxChildProcess, type SandboxChildSpawn } from './sandbox-child-process';
-import type { SandboxRuntimeOptions } from './sandbox-runtime';
-import type { RunOutcome, RunRequest, ToolBridge } from './sandbox.types';
 
 export interface SandboxPoolOptions {
   /** Child processes. Default: available parallelism, at least 1. */
@@ -54,7 +58,7 @@ export interface SandboxPoolStats {
  */
 function defaultChildModule(): string {
   if (__filename.endsWith('.js')) return join(__dirname, 'pool-child.js');
-  return resolve(__dirname, '../../../dist/libs/sandbox/src/pool-child.js');
+  return resolve(__dirname, '../../../dist/bench/sandbox/process-pool/pool-child.js');
 }
 
 /** FNV-1a: a stable home child per tenant, so its runs find its warm isolate. */

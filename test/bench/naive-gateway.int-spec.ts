@@ -1,9 +1,14 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { GatewayHarness, fakeTool } from '../test/gateway-harness';
-import { call, eventually } from '../test/http';
+import { resolve } from 'node:path';
+import { GatewayHarness, fakeTool } from '../../services/gateway/test/gateway-harness';
+import { call, eventually } from '../../services/gateway/test/http';
+
+const ROOT = resolve(__dirname, '../..');
+const NAIVE_MAIN = resolve(ROOT, 'dist/bench/naive-gateway/naive-gateway.main.js');
 
 /** The naive build the e2e benchmark compares against must behave like the real one, only slower. */
-describe('gateway benchmark baseline (REPLY_MODE=queue-events, TOOL_CACHE=off)', () => {
+describe('gateway benchmark baseline (bench/naive-gateway: QueueEvents replies, no tool cache)', () => {
   const harness = new GatewayHarness();
   const { registry } = harness;
   const tenantId = randomUUID();
@@ -14,7 +19,9 @@ describe('gateway benchmark baseline (REPLY_MODE=queue-events, TOOL_CACHE=off)',
   beforeAll(async () => {
     registry.keys.set('key', { keyId: 'k', tenantId, scopes: ['invoke'] });
     registry.tools.set(tool.id, tool);
-    await harness.start({ REPLY_MODE: 'queue-events', TOOL_CACHE: 'off' });
+    // jest's global setup builds services/ and libs/ into dist/; the baseline's own modules live in bench/.
+    execFileSync('npx', ['swc', 'bench/naive-gateway', '-d', 'dist', '--config-file', '.swcrc', '-q'], { cwd: ROOT });
+    await harness.start({}, NAIVE_MAIN);
   });
 
   afterAll(() => harness.stop());

@@ -13,7 +13,7 @@ const RETRY_MS = 1_000;
  * run a disabled tool until its cache expires. Kept in memory only: a registry that dies with events unsent leaves
  * those tools to the caches' TTL.
  */
-export class ToolEventsOutbox {
+export class ToolEventsRetryBuffer {
   private readonly redis: Redis;
   private readonly unsent = new Map<string, ToolChangedEvent>();
   private retry: NodeJS.Timeout | undefined;

@@ -1,5 +1,5 @@
 import type { JsonValue } from '@toolhost/contracts';
-import type { RunOutcome, RunRequest, ToolCallAnswer } from './sandbox.types';
+import type { RunOutcome, RunRequest, ToolCallAnswer } from '@toolhost/sandbox';
 
 /**
  * A run as it travels to a child: `code` is left out when the parent already sent this (tool, version) to that child,

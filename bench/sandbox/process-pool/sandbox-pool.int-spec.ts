@@ -1,9 +1,15 @@
-// The pool forks the compiled child from dist/ (jest's global setup builds it), exactly as production does.
-import { BudgetExceededError } from './budget-exceeded.error';
-import { CallBudget } from './call-budget';
+// The process pool, a baseline of the sandbox benchmark, forks its compiled child from dist/ (built by jest's global
+// setup), as the benchmark does.
+import { BudgetExceededError, CallBudget, type RunOutcome, type ToolBridge } from '@toolhost/sandbox';
+// The sandbox's test fixtures (requests, a recording bridge): test code shared with libs/sandbox's specs, not its API.
+// eslint-disable-next-line no-restricted-imports
+import {
+  expectFailed,
+  expectSucceeded,
+  recordingBridge,
+  request,
+} from '../../../libs/sandbox/src/sandbox-test.fixtures';
 import { SandboxPool } from './sandbox-pool';
-import { expectFailed, expectSucceeded, recordingBridge, request } from './sandbox-test.fixtures';
-import type { RunOutcome, ToolBridge } from './sandbox.types';
 
 /** Resolves when `predicate` holds, polling; fails after `ms` (a deadline, never a bare sleep). */
 async function until(predicate: () => boolean, ms = 10_000): Promise<void> {

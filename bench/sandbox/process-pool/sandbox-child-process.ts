@@ -1,11 +1,16 @@
 import { ErrorCode } from '@toolhost/contracts';
 import { fork, type ChildProcess } from 'node:child_process';
-import { BudgetExceededError } from './budget-exceeded.error';
-import type { CallBudget } from './call-budget';
+import {
+  BudgetExceededError,
+  failedOutcome,
+  type CallBudget,
+  type SandboxRuntimeOptions,
+  type RunOutcome,
+  type RunRequest,
+  type ToolBridge,
+  type ToolCallAnswer,
+} from '@toolhost/sandbox';
 import { parseChildMessage, type ChildMessage, type ParentMessage } from './pool-protocol';
-import { failedOutcome } from './run-outcome';
-import type { SandboxRuntimeOptions } from './sandbox-runtime';
-import type { RunOutcome, RunRequest, ToolBridge, ToolCallAnswer } from './sandbox.types';
 
 interface InFlightRun {
   request: RunRequest;

@@ -1,26 +1,34 @@
-import type { QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import type Redis from 'ioredis';
 import { ErrorCode, type Invocation } from '@toolhost/contracts';
-import type { PendingReply, ReplyWaiter } from '../invocations/reply-waiter';
-import type { BullmqInvocationQueue } from './bullmq-invocation-queue.adapter';
+import { INVOCATIONS_QUEUE, type InvocationJobV1 } from '@toolhost/queue';
+import type { PendingReply, ReplyWaiter } from '../../services/gateway/src';
 
 /**
- * The naive reply path, kept only as the benchmark's baseline (REPLY_MODE=queue-events): BullMQ `QueueEvents`
- * streams every job's events to every gateway and `waitUntilFinished` picks ours out. Slots of invocations nobody
- * waits for are reclaimed by age, not on completion.
+ * The naive reply path of the benchmark's baseline gateway: BullMQ `QueueEvents` streams every job's events to
+ * every gateway and `waitUntilFinished` picks ours out. Slots of invocations nobody waits for are reclaimed by age,
+ * not on completion. It reads jobs and events on a connection of its own.
  */
 export class QueueEventsReplyWaiter implements ReplyWaiter {
   readonly replyTo = undefined;
   private readonly waiting = new Set<() => void>();
+  private readonly queue: Queue<InvocationJobV1>;
+  private readonly events: QueueEvents;
 
   constructor(
-    private readonly queue: BullmqInvocationQueue,
-    private readonly events: QueueEvents,
-  ) {}
+    private readonly connection: Redis,
+    prefix: string,
+  ) {
+    this.queue = new Queue<InvocationJobV1>(INVOCATIONS_QUEUE, { connection, prefix });
+    this.queue.on('error', () => undefined);
+    this.events = new QueueEvents(INVOCATIONS_QUEUE, { connection, prefix });
+    this.events.on('error', () => undefined);
+  }
 
   expect(invocationId: string, onFinished: () => void): PendingReply {
     return {
       result: async (timeoutMs) => {
-        const job = await this.queue.job(invocationId);
+        const job = await Job.fromId<InvocationJobV1>(this.queue, invocationId);
         if (!job) return undefined;
         let abandon: () => void = () => undefined;
         const abandoned = new Promise<undefined>((resolve) => (abandon = () => resolve(undefined)));
@@ -62,5 +70,7 @@ export class QueueEventsReplyWaiter implements ReplyWaiter {
 
   async close(): Promise<void> {
     await this.events.close().catch(() => undefined);
+    await this.queue.close().catch(() => undefined);
+    await this.connection.quit().catch(() => this.connection.disconnect());
   }
 }

@@ -1,11 +1,15 @@
 // Entry point of a SandboxPool child process (forked with --no-node-snapshot and a bounded heap). It hosts one
 // SandboxRuntime and relays ctx.tools / ctx.audit to the parent, which holds the bridge and the call budget.
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
-import { BudgetExceededError } from './budget-exceeded.error';
-import { CallBudget } from './call-budget';
+import {
+  BudgetExceededError,
+  CallBudget,
+  SandboxRuntime,
+  type SandboxRuntimeOptions,
+  type ToolBridge,
+  type ToolCallAnswer,
+} from '@toolhost/sandbox';
 import { parseParentMessage, type ChildMessage } from './pool-protocol';
-import { SandboxRuntime, type SandboxRuntimeOptions } from './sandbox-runtime';
-import type { ToolBridge, ToolCallAnswer } from './sandbox.types';
 
 /** The contract's default isolate memory: most tools' first call finds a spare of this size. */
 const DEFAULT_MEMORY_MB = DEFAULT_LIMITS.memoryMb;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import type { ToolChangedEvent } from '@toolhost/queue';
 import { RedisServerProcess } from '../../../../test/support/redis-server.process';
-import { ToolEventsOutbox } from './tool-events.outbox';
+import { ToolEventsRetryBuffer } from './tool-events-retry-buffer';
 
 /** How many PUBLISH commands this server has run since it started (its own count: nothing else publishes there). */
 async function publishes(url: string): Promise<number> {
@@ -22,13 +22,13 @@ const event = (toolId: string, version: number): ToolChangedEvent => ({
   status: 'active',
 });
 
-describe('ToolEventsOutbox', () => {
+describe('ToolEventsRetryBuffer', () => {
   let server: RedisServerProcess;
-  let publisher: ToolEventsOutbox;
+  let publisher: ToolEventsRetryBuffer;
 
   beforeAll(async () => {
     server = await RedisServerProcess.start();
-    publisher = new ToolEventsOutbox(server.url, 'toolhost');
+    publisher = new ToolEventsRetryBuffer(server.url, 'toolhost');
     await publisher.connected(5_000);
   });
 

@@ -2,11 +2,17 @@ import type { InvocationContext, JsonValue } from '@toolhost/contracts';
 import type { AuditEntry } from '@toolhost/queue';
 import type { CallBudget } from '@toolhost/sandbox';
 import type { OutcomeWrites } from './outcome-writes';
+import type { SecretMask } from './secret-mask';
 
-/** One run in an invocation tree: the root (from the queue) or a nested `ctx.tools` call. */
-export interface RunPlan {
+/**
+ * The state of one run in an invocation tree, the root (from the queue) or a nested `ctx.tools` call: what it was
+ * asked to run, and what its calls set on it while it runs (the tree shares the budget, secrets and outcome writes).
+ */
+export interface RunState {
   invocationId: string;
   parentInvocationId?: string;
+  /** Set on nested runs: the root's invocation id (the registry charges a tree one failure per tool). */
+  rootInvocationId?: string;
   tenantId: string;
   toolId: string;
   version: number;
@@ -16,10 +22,12 @@ export interface RunPlan {
   budget: CallBudget;
   /** Epoch ms by which the whole tree must be done. */
   deadlineAt: number;
+  /** Secrets of every tool resolved in the tree so far, masked in every record the tree writes. Shared by the tree. */
+  secrets: SecretMask;
   /** Outcome writes of the tree; the root job completes once all of them are durable (or given up on). */
   outcomes: OutcomeWrites;
   /** The run whose `ctx.tools` call started this one. */
-  parent?: RunPlan;
+  parent?: RunState;
   /** Set when a run below this one ran out of the tree's budget: this run then ends BUDGET_EXCEEDED too. */
   budgetExceededBelow?: boolean;
   /**

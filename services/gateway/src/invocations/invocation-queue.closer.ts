@@ -1,0 +1,12 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { BullmqInvocationQueue } from '../redis/bullmq-invocation-queue.adapter';
+
+/** Closes the queue object with the application; the connection under it is the Redis module's to close. */
+@Injectable()
+export class InvocationQueueCloser implements OnApplicationShutdown {
+  constructor(@Inject(BullmqInvocationQueue) private readonly queue: BullmqInvocationQueue) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close();
+  }
+}

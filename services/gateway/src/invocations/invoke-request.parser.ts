@@ -1,0 +1,28 @@
+import Ajv from 'ajv';
+import { describeInputErrors, invokeRequestSchema, type InvokeRequest } from '@toolhost/contracts';
+import { GatewayError } from '../errors/gateway.error';
+
+const requestAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+const validateRequest = requestAjv.compile<InvokeRequest>(invokeRequestSchema);
+
+/**
+ * A body that passed `invokeRequestSchema`. The HTTP pipe hands the service this, so the body is checked once; a
+ * transport that has only the raw body hands the service that, and the service parses it.
+ */
+export class ParsedInvokeRequest {
+  constructor(readonly request: InvokeRequest) {}
+}
+
+/** The body of an invocation (`invokeRequestSchema`, compiled once) → InvokeRequest, or 400 naming every problem. */
+export function parseInvokeRequest(body: unknown): InvokeRequest {
+  if (body instanceof ParsedInvokeRequest) return body.request;
+  if (validateRequest(body)) return body;
+  const errors = validateRequest.errors ?? [];
+  const unknownField = errors.find((e) => e.keyword === 'additionalProperties');
+  // The paths name the property for `required` and `additionalProperties`, as for a tool's input.
+  const problems = describeInputErrors(errors).map((problem, i) =>
+    errors[i]?.keyword === 'additionalProperties' ? { ...problem, message: 'is not a known field' } : problem,
+  );
+  const summary = unknownField ? 'unknown field in the request body' : 'invalid request body';
+  throw GatewayError.badRequest(`${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+}

@@ -1,0 +1,102 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { toolListFormatSchema } from '@toolhost/contracts';
+import { schemaRef } from '@toolhost/observability';
+
+/**
+ * The OpenAPI text of the gateway's routes, one composed decorator per handler so that the controllers stay one
+ * line each. The document is generated from these (`gateway-openapi.ts`); the schemas are the contract's own
+ * (`GATEWAY_SCHEMAS`), referenced by name.
+ */
+
+const error = (status: number, description: string): MethodDecorator & ClassDecorator =>
+  ApiResponse({ status, description, schema: schemaRef('Error') });
+
+/** On every `/v1` controller: the bearer key, and what any key check can answer. */
+export const ApiKeyed = (tag: string): ClassDecorator =>
+  applyDecorators(
+    ApiTags(tag),
+    ApiBearerAuth('bearer'),
+    error(401, 'UNAUTHORIZED: no or bad key'),
+    error(403, 'FORBIDDEN: the key lacks the scope'),
+    error(503, 'UNAVAILABLE: registry or queue unreachable'),
+  );
+
+export const ApiInvoke = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'invoke',
+      summary: 'Invoke a tool (scope invoke)',
+      description:
+        "Waits for the result up to `timeoutMs` (default 30 s, capped at the deployment's INVOKE_WAIT_MAX_MS). A " +
+        'tool that fails is a finished invocation: 200 with `status: "failed"` and an error code.',
+    }),
+    ApiBody({ required: true, schema: schemaRef('InvokeRequest') }),
+    ApiResponse({
+      status: 200,
+      description: 'The finished invocation (succeeded or failed)',
+      schema: schemaRef('Invocation'),
+    }),
+    ApiResponse({
+      status: 202,
+      description: 'Accepted: wait was false or ran out; poll GET /v1/invocations/{id}',
+      schema: schemaRef('InvocationAccepted'),
+    }),
+    error(
+      400,
+      'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels) or VALIDATION_FAILED ' +
+        "(input vs. the tool's schema)",
+    ),
+    error(404, 'TOOL_NOT_FOUND: unknown id, or another tenant’s'),
+    error(409, 'TOOL_DISABLED'),
+    error(413, 'BAD_REQUEST: input over 1 MiB'),
+    error(429, 'RATE_LIMITED: tenant over its rate or concurrency quota; see Retry-After'),
+    error(
+      503,
+      'UNAVAILABLE: registry or queue unreachable; nothing was enqueued. One exception: when the enqueue was sent and ' +
+        'Redis neither confirmed nor refuted it in time, `details` is `{invocationId, enqueued: "unknown"}`; poll ' +
+        'GET /v1/invocations/{invocationId} (404 means it never landed) instead of invoking again. And when the job ' +
+        'was accepted but Redis lost it during the wait (a restart without persistence, a failover), `details` is ' +
+        '`{invocationId, enqueued: "lost"}`: it may have run, and it has no record.',
+    ),
+  );
+
+export const ApiGetInvocation = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'getInvocation',
+      summary: 'Read an invocation (scope invoke)',
+      description:
+        'A finished invocation stays readable for the deployment’s INVOCATION_RETENTION_S (24 h by default), up to ' +
+        'INVOCATION_RETENTION_COUNT records; after that it is NOT_FOUND.',
+    }),
+    ApiParam({ name: 'id', required: true, schema: { type: 'string', format: 'uuid' } }),
+    ApiResponse({ status: 200, description: 'queued, running, succeeded or failed', schema: schemaRef('Invocation') }),
+    error(404, 'NOT_FOUND: unknown id, another tenant’s, or past retention'),
+  );
+
+export const ApiListTools = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'listTools',
+      summary: "The tenant's active tools in an agent framework's format (scope tools:read)",
+    }),
+    ApiQuery({
+      name: 'format',
+      required: false,
+      schema: { ...toolListFormatSchema, enum: [...toolListFormatSchema.enum] },
+      description: '`pi` is not served yet (400)',
+    }),
+    ApiResponse({
+      status: 200,
+      description:
+        '`{items}`: OpenAI `{type: "function", function}`, Anthropic `{name, description, input_schema}` or MCP ' +
+        '`{name, title, description, inputSchema}`',
+      schema: {
+        type: 'object',
+        required: ['items'],
+        properties: { items: { type: 'array', items: { type: 'object' } } },
+      },
+    }),
+    error(400, 'BAD_REQUEST: unknown format'),
+  );

@@ -1,0 +1,33 @@
+import { Logger } from 'nestjs-pino';
+import { createGatewayApp } from './create-gateway-app';
+import type { GatewayParts } from './gateway-parts';
+import type { GatewayConfig } from './gateway.config';
+
+/**
+ * Runs a gateway process: listens on GATEWAY_PORT, and on SIGTERM or SIGINT drains, closes and exits 0 (1 when it
+ * could not stop cleanly). Nest's own shutdown hooks would re-raise the signal, and the exit code would say killed.
+ */
+export async function serveGateway(config: GatewayConfig, parts?: GatewayParts): Promise<void> {
+  const app = await createGatewayApp(config, parts);
+  await app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
+  const logger = app.get(Logger);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.GATEWAY_PORT;
+  logger.log({ msg: 'gateway listening', port, host: config.GATEWAY_HOST });
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.log({ msg: 'gateway draining', signal });
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ msg: 'gateway did not stop cleanly', err: error });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,41 @@
+/**
+ * Runs the built route walker (scripts/openapi-routes.ts) for a service in its own process — NestJS 12 is ESM-only,
+ * out of jest's CommonJS reach — and returns what it found: the routes the router serves, the operations the
+ * generated `/openapi.json` lists, and what either one lacks.
+ */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const WALKER = resolve(__dirname, '..', '..', 'dist', 'scripts', 'openapi-routes.js');
+
+export interface RouteComparison {
+  /** `METHOD /path/{param}` for every route the router holds (HEAD beside GET, and the document's own, left out). */
+  routes: string[];
+  documented: string[];
+  undocumented: string[];
+  unserved: string[];
+  /** The generated `/openapi.json`. */
+  document: any; // read into by path in tests
+  /** The walker's exit code: 0 when both agree. */
+  code: number;
+}
+
+export function walkRoutes(service: 'registry' | 'gateway', env: Record<string, string>): Promise<RouteComparison> {
+  return new Promise((resolveWalk, reject) => {
+    execFile(
+      process.execPath,
+      ['--no-node-snapshot', WALKER, service],
+      { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        // The comparison is the last line; the service's own log lines (if any) come before it.
+        const last = stdout.trim().split('\n').pop() ?? '';
+        try {
+          const comparison = JSON.parse(last) as Omit<RouteComparison, 'code'>;
+          resolveWalk({ ...comparison, code: error ? Number(error.code ?? 1) : 0 });
+        } catch {
+          reject(new Error(`the route walker printed no comparison: ${stderr || stdout}`));
+        }
+      },
+    );
+  });
+}
