@@ -12,3 +12,4 @@ export * from './gateway.schemas';
 export * from './input-validator-cache';
 export * from './http-error-response';
 export * from './backoff';
+export * from './problem-details';

@@ -130,6 +130,16 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       for (const e of answer.body.error.details.errors) expect(typeof e.message).toBe('string');
     });
 
+    it('echoes an input over 16 KiB by its size only', async () => {
+      const input = { amount: 'x'.repeat(20_000), currency: 'USD' };
+      const answer = await invoke({ tool: formatter.id, input });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.code).toBe('VALIDATION_FAILED');
+      expect(answer.body.error.details.received).toBeUndefined();
+      expect(answer.body.error.details.receivedBytes).toBe(Buffer.byteLength(JSON.stringify(input)));
+      expect(answer.body.error.details.errors.map((e: { path: string }) => e.path)).toEqual(['/amount']);
+    });
+
     it('names a missing required property by its path', async () => {
       const answer = await invoke({ tool: formatter.id, input: { amount: 3 } });
       expect(answer.status).toBe(400);
@@ -143,14 +153,17 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect((await invoke({ tool: draft07.id, input: { x: 2 } })).status).toBe(200);
     });
 
-    it('answers 400 BAD_REQUEST for unknown body fields, a missing tool and malformed JSON', async () => {
+    it('answers 400 BAD_REQUEST for unknown body fields and malformed JSON, VALIDATION_FAILED for a missing tool', async () => {
       const unknown = await invoke({ tool: formatter.id, input: {}, priority: 'high' });
       expect(unknown.status).toBe(400);
       expect(unknown.body.error.code).toBe('BAD_REQUEST');
       expect(unknown.body.error.message).toContain('priority');
+      expect(unknown.body.error.details.errors).toEqual([{ path: '/priority', message: 'is not a known field' }]);
+      // A readable body with a wrong or missing field is VALIDATION_FAILED, as in the registry (docs/api.md, "Errors").
       const missing = await invoke({ input: {} });
       expect(missing.status).toBe(400);
-      expect(missing.body.error.code).toBe('BAD_REQUEST');
+      expect(missing.body.error.code).toBe('VALIDATION_FAILED');
+      expect(missing.body.error.details.errors).toEqual([{ path: '/tool', message: expect.any(String) }]);
       const malformed = await call(url, 'POST', '/v1/invocations', { key: keys.invoker, raw: '{"tool": ' });
       expect(malformed.status).toBe(400);
       expect(malformed.body.error.code).toBe('BAD_REQUEST');

@@ -23,6 +23,38 @@ function expect400(response: { status: number; body: any }, code: string, messag
   expect(response.body.error.message).toMatch(message);
 }
 
+it('an unknown field beside wrong values: every problem in one answer, BAD_REQUEST for the unknown field', async () => {
+  const response = await post({
+    title: '',
+    description: 'd',
+    inputSchema: { type: 'string' },
+    code: 'return (',
+    owner: 'me',
+  });
+  expect400(response, 'BAD_REQUEST', /owner is not a known field/);
+  expect(response.body.error.details.errors).toEqual(
+    expect.arrayContaining([
+      { path: '/owner', message: 'is not a known field' },
+      { path: '/title', message: expect.any(String) },
+      { path: '/inputSchema', message: expect.stringMatching(/object/) },
+      expect.objectContaining({ path: '/code', line: 1 }),
+    ]),
+  );
+});
+
+it('wrong values only: VALIDATION_FAILED naming each, the schema checks and the content checks together', async () => {
+  const response = await post({
+    title: 'x',
+    description: 'd',
+    inputSchema: { type: 'string' },
+    code: 'return (',
+    timeoutMs: 'soon',
+  });
+  expect400(response, 'VALIDATION_FAILED', /timeoutMs/);
+  const paths = response.body.error.details.errors.map((problem: { path: string }) => problem.path).sort();
+  expect(paths).toEqual(['/code', '/inputSchema', '/timeoutMs']);
+});
+
 it('a body that is not JSON', async () => {
   const response = await registry.http.request('POST', '/v1/tools', { key: tenant.key, raw: '{"title": "x",' });
   expect400(response, 'BAD_REQUEST', /the request body is not valid JSON/);
@@ -47,7 +79,7 @@ it('a schema that is not valid JSON Schema', async () => {
     'VALIDATION_FAILED',
     /inputSchema is not a valid JSON Schema \(2020-12\) at \/properties\/a\/minimum/,
   );
-  expect(response.body.error.details).toEqual([
+  expect(response.body.error.details.errors).toEqual([
     { path: '/inputSchema', message: expect.stringMatching(/not a valid JSON Schema/) },
   ]);
 });
@@ -81,7 +113,7 @@ it('code with a syntax error, with its line', async () => {
     toolBody({ code: 'export async function handle(input) {\n  const x = input.a;\n  return x +;\n}' }),
   );
   expect400(response, 'VALIDATION_FAILED', /code has a syntax error at line 3, column 13/);
-  expect(response.body.error.details).toEqual([expect.objectContaining({ path: '/code', line: 3, column: 13 })]);
+  expect(response.body.error.details.errors).toEqual([expect.objectContaining({ path: '/code', line: 3, column: 13 })]);
 });
 
 it('code that parses but can never run (import, direct eval, import()), on create and patch, with its position', async () => {
@@ -116,7 +148,7 @@ it('code that parses but can never run (import, direct eval, import()), on creat
       await registry.http.patch(`/v1/tools/${saved.body.id}`, owner.key, { code }),
     ]) {
       expect400(response, 'VALIDATION_FAILED', new RegExp(`code .*line ${line}, column ${column}: .*${what.source}`));
-      expect(response.body.error.details).toEqual([expect.objectContaining({ path: '/code', line, column })]);
+      expect(response.body.error.details.errors).toEqual([expect.objectContaining({ path: '/code', line, column })]);
     }
   }
   // Nothing was written: the tool is still at version 1.
@@ -138,7 +170,7 @@ it('a body over the request limit answers 413', async () => {
 it('an unknown field', async () => {
   const response = await post(toolBody({ owner: 'me' }));
   expect400(response, 'BAD_REQUEST', /owner is not a known field/);
-  expect(response.body.error.details).toEqual([{ path: '/owner', message: 'is not a known field' }]);
+  expect(response.body.error.details.errors).toEqual([{ path: '/owner', message: 'is not a known field' }]);
 });
 
 it('an unknown field inside the OpenAI form', async () => {
@@ -193,7 +225,7 @@ it('several problems at once are all named', async () => {
   const response = await post({ title: '', inputSchema: { type: 'string' }, description: 'd', code: 'return (' });
   expect(response.status).toBe(400);
   expect(response.body.error.message).toMatch(/title/);
-  expect(response.body.error.details.length).toBeGreaterThanOrEqual(1);
+  expect(response.body.error.details.errors.length).toBeGreaterThanOrEqual(1);
 });
 
 it('a NUL character or an unpaired surrogate anywhere in a body, named by its path', async () => {
@@ -211,7 +243,7 @@ it('a NUL character or an unpaired surrogate anywhere in a body, named by its pa
   for (const [body, path] of cases) {
     const response = await post(body);
     expect400(response, 'VALIDATION_FAILED', /contains a NUL character or an unpaired surrogate/);
-    expect(response.body.error.details).toEqual([{ path, message: expect.any(String) }]);
+    expect(response.body.error.details.errors).toEqual([{ path, message: expect.any(String) }]);
   }
   const tenantName = await registry.http.post('/v1/tenants', registry.adminKey, { name: 'a\u0000b' });
   expect400(tenantName, 'VALIDATION_FAILED', /name contains a NUL character/);
@@ -226,7 +258,7 @@ it('a body nested deeper than 128 levels', async () => {
   const schema = '{"type":"object","properties":{"a":'.repeat(depth) + '{"type":"string"}' + '}}'.repeat(depth);
   const raw = JSON.stringify(toolBody({ inputSchema: 'DEEP' })).replace('"DEEP"', schema);
   const response = await registry.http.request('POST', '/v1/tools', { key: tenant.key, raw });
-  expect400(response, 'VALIDATION_FAILED', /the body is nested deeper than 128 levels/);
+  expect400(response, 'BAD_REQUEST', /the body is nested deeper than 128 levels/);
 });
 
 it('nothing invalid was stored', async () => {

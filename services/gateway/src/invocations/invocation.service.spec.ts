@@ -261,7 +261,7 @@ describe('InvocationService', () => {
   it('refuses bad requests before anything reaches the queue', async () => {
     const { service, queue, registry, tools } = setup();
     expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: {}, extra: 1 }))).toBe('400 BAD_REQUEST');
-    expect(await codeOf(service.invoke(principal, { input: {} }))).toBe('400 BAD_REQUEST');
+    expect(await codeOf(service.invoke(principal, { input: {} }))).toBe('400 VALIDATION_FAILED');
     expect(await codeOf(service.invoke(principal, 'nope'))).toBe('400 BAD_REQUEST');
     expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 'x'.repeat(2000) } }))).toBe(
       '413 BAD_REQUEST',

@@ -3,6 +3,7 @@ import {
   ErrorCode,
   InputSchemaError,
   MAX_JSON_DEPTH,
+  problemDetails,
   stringifyWithinDepth,
   toolNameOf,
   type InputValidatorCache,
@@ -111,12 +112,14 @@ export class InvocationService {
     const inputJson = stringifyWithinDepth(request.input);
     if (inputJson === undefined) {
       throw GatewayError.badRequest(`input is nested deeper than ${MAX_JSON_DEPTH} levels`, {
+        ...problemDetails([{ path: '/input', message: `is nested deeper than ${MAX_JSON_DEPTH} levels` }]),
         limitDepth: MAX_JSON_DEPTH,
       });
     }
     const inputBytes = Buffer.byteLength(inputJson, 'utf8');
     if (inputBytes > this.settings.maxInputBytes) {
       throw GatewayError.payloadTooLarge(`input is ${inputBytes} bytes; the limit is ${this.settings.maxInputBytes}`, {
+        ...problemDetails([{ path: '/input', message: `is ${inputBytes} bytes, over the limit` }]),
         limitBytes: this.settings.maxInputBytes,
         receivedBytes: inputBytes,
       });
@@ -211,7 +214,7 @@ export class InvocationService {
       `input does not match the schema of ${toolNameOf(toolId)}: ${check.problems
         .map((p) => `${p.path} ${p.message}`)
         .join('; ')}`,
-      { errors: check.problems, received: request.input },
+      problemDetails(check.problems, request.input),
     );
   }
 

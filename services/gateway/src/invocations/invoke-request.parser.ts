@@ -1,5 +1,11 @@
 import Ajv from 'ajv';
-import { describeInputErrors, invokeRequestSchema, type InvokeRequest } from '@toolhost/contracts';
+import {
+  describeInputErrors,
+  ErrorCode,
+  invokeRequestSchema,
+  problemDetails,
+  type InvokeRequest,
+} from '@toolhost/contracts';
 import { GatewayError } from '../errors/gateway.error';
 
 const requestAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
@@ -13,10 +19,17 @@ export class ParsedInvokeRequest {
   constructor(readonly request: InvokeRequest) {}
 }
 
-/** The body of an invocation (`invokeRequestSchema`, compiled once) → InvokeRequest, or 400 naming every problem. */
+/**
+ * The body of an invocation (`invokeRequestSchema`, compiled once) → InvokeRequest, or a 400 naming every problem:
+ * BAD_REQUEST when it has an unknown field, VALIDATION_FAILED when its fields are wrong (docs/api.md, "Errors").
+ */
 export function parseInvokeRequest(body: unknown): InvokeRequest {
   if (body instanceof ParsedInvokeRequest) return body.request;
   if (validateRequest(body)) return body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const problems = [{ path: '', message: 'the request body must be a JSON object' }];
+    throw GatewayError.badRequest('the request body must be a JSON object', problemDetails(problems));
+  }
   const errors = validateRequest.errors ?? [];
   const unknownField = errors.find((e) => e.keyword === 'additionalProperties');
   // The paths name the property for `required` and `additionalProperties`, as for a tool's input.
@@ -24,5 +37,9 @@ export function parseInvokeRequest(body: unknown): InvokeRequest {
     errors[i]?.keyword === 'additionalProperties' ? { ...problem, message: 'is not a known field' } : problem,
   );
   const summary = unknownField ? 'unknown field in the request body' : 'invalid request body';
-  throw GatewayError.badRequest(`${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, problems);
+  throw new GatewayError(
+    unknownField ? ErrorCode.BAD_REQUEST : ErrorCode.VALIDATION_FAILED,
+    `${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`,
+    problemDetails(problems),
+  );
 }

@@ -30,7 +30,7 @@ describe('errorResponseOf', () => {
       error: {
         code: 'VALIDATION_FAILED',
         message: 'invalid request body: title is required',
-        details: [{ path: '/title', message: 'is required' }],
+        details: { errors: [{ path: '/title', message: 'is required' }] },
       },
     });
     expect(errorResponseOf(RegistryError.forbidden('no')).status).toBe(403);

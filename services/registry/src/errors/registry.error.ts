@@ -1,20 +1,14 @@
-import { ErrorCode } from '@toolhost/contracts';
+import { ErrorCode, problemDetails, type ProblemDetails, type RequestProblem } from '@toolhost/contracts';
 
 /** One field-level problem of a request: `path` is the JSON pointer of the field (`/title`, `/schema/function`). */
-export interface FieldProblem {
-  path: string;
-  message: string;
-  /** Position in the tool's code, for syntax errors (1-based). */
-  line?: number;
-  column?: number;
-}
+export type FieldProblem = RequestProblem;
 
 /** Every error the registry answers with on purpose; carries a contract code, mapped to HTTP by the filter. */
 export class RegistryError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: FieldProblem[] | Record<string, unknown>,
+    readonly details?: ProblemDetails | Record<string, unknown>,
   ) {
     super(message);
     this.name = 'RegistryError';
@@ -36,20 +30,23 @@ export class RegistryError extends Error {
     return new RegistryError(ErrorCode.FORBIDDEN, message);
   }
 
-  /** A 400 naming each bad field: BAD_REQUEST for unknown fields, VALIDATION_FAILED for bad values. */
-  static invalidBody(problems: FieldProblem[], unknownField = false): RegistryError {
+  /**
+   * A 400 naming every problem of a body: BAD_REQUEST when the body cannot be read as this route's (not an object,
+   * an unknown field, too deep), VALIDATION_FAILED when it can and values are wrong (docs/api.md, "Errors").
+   */
+  static invalidBody(problems: FieldProblem[], malformed = false): RegistryError {
     const summary = problems.map((p) => (p.path ? `${fieldName(p.path)} ${p.message}` : p.message)).join('; ');
     return new RegistryError(
-      unknownField ? ErrorCode.BAD_REQUEST : ErrorCode.VALIDATION_FAILED,
+      malformed ? ErrorCode.BAD_REQUEST : ErrorCode.VALIDATION_FAILED,
       `invalid request body: ${summary}`,
-      problems,
+      problemDetails(problems),
     );
   }
 
   /** A 400 for bad query parameters (`limit`, `cursor`). */
   static invalidQuery(problems: FieldProblem[]): RegistryError {
     const summary = problems.map((p) => `${fieldName(p.path)} ${p.message}`).join('; ');
-    return new RegistryError(ErrorCode.BAD_REQUEST, `invalid query: ${summary}`, problems);
+    return new RegistryError(ErrorCode.BAD_REQUEST, `invalid query: ${summary}`, problemDetails(problems));
   }
 }
 

@@ -77,7 +77,7 @@ describe('ToolInputValidator.parseCreate', () => {
     const error = errorOf(() => validator.parseCreate({ ...base, colour: 'red' }));
     expect(error.code).toBe(ErrorCode.BAD_REQUEST);
     expect(error.message).toMatch(/colour is not a known field/);
-    expect(error.details).toContainEqual({ path: '/colour', message: 'is not a known field' });
+    expect(error.details?.errors).toContainEqual({ path: '/colour', message: 'is not a known field' });
   });
 
   it('meta-validates inputSchema and outputSchema', () => {
@@ -101,7 +101,7 @@ describe('ToolInputValidator.parseCreate', () => {
   it('reports a syntax error with its line and column', () => {
     const error = errorOf(() => validator.parseCreate({ ...base, code: 'const a = 1;\nreturn a +;' }));
     expect(error.message).toMatch(/code has a syntax error at line 2, column 11/);
-    expect(error.details).toContainEqual(expect.objectContaining({ path: '/code', line: 2, column: 11 }));
+    expect(error.details?.errors).toContainEqual(expect.objectContaining({ path: '/code', line: 2, column: 11 }));
   });
 
   it('rejects code over 256 KiB', () => {

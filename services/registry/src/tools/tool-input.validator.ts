@@ -8,7 +8,7 @@ import {
   type ToolRecord,
 } from '@toolhost/contracts';
 import { RegistryError, type FieldProblem } from '../errors/registry.error';
-import { BodyValidator } from '../validation/body-validator';
+import { BodyValidator, type BodyCheck } from '../validation/body-validator';
 import { checkCodeSyntax, codeTooLarge } from './code-syntax.checker';
 import { checkObjectJsonSchema } from './json-schema.checker';
 import { normalizeTitle } from './normalize-title';
@@ -59,7 +59,8 @@ export class ToolInputValidator {
   }
 
   parseCreate(body: unknown): ParsedCreate {
-    const raw = this.create.parse(withNormalizedTitle(body));
+    const checked = this.create.check(withNormalizedTitle(body));
+    const raw = checked.body;
     const problems: FieldProblem[] = [];
     const form = resolveForm(raw, problems, true);
     const fields: ToolVersionFields = {
@@ -73,16 +74,17 @@ export class ToolInputValidator {
       allowedTools: raw.allowedTools ?? null,
     };
     checkContent(raw, form, problems);
-    if (problems.length > 0) throw RegistryError.invalidBody(problems);
+    throwProblems(checked, problems);
     return { fields, secrets: (raw.secrets ?? {}) as Record<string, string> };
   }
 
   parsePatch(body: unknown): ParsedPatch {
-    const raw = this.patch.parse(withNormalizedTitle(body));
+    const checked = this.patch.check(withNormalizedTitle(body));
+    const raw = checked.body;
     const problems: FieldProblem[] = [];
     const form = resolveForm(raw, problems, false);
     checkContent(raw, form, problems);
-    if (problems.length > 0) throw RegistryError.invalidBody(problems);
+    throwProblems(checked, problems);
     const fields: Partial<ToolVersionFields> = {};
     if (raw.title !== undefined) fields.title = raw.title;
     if (form.description !== undefined) fields.description = form.description;
@@ -97,6 +99,19 @@ export class ToolInputValidator {
     return { fields, secrets: raw.secrets, changed };
   }
 }
+
+/**
+ * One answer for every problem: the schema's, then the checks it cannot express (a field the schema already found
+ * wrong is not judged twice). BAD_REQUEST when the body has an unknown field, else VALIDATION_FAILED.
+ */
+function throwProblems(checked: BodyCheck<RawToolBody>, content: FieldProblem[]): void {
+  const named = new Set(checked.problems.map((problem) => problem.path));
+  const problems = [...checked.problems, ...content.filter((problem) => !named.has(problem.path))];
+  if (problems.length > 0) throw RegistryError.invalidBody(problems, checked.unknownField);
+}
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function withNormalizedTitle(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
@@ -115,14 +130,18 @@ interface ResolvedForm {
 /** Either `schema` (OpenAI function form) or `description` + `inputSchema`, never both. */
 function resolveForm(raw: RawToolBody, problems: FieldProblem[], required: boolean): ResolvedForm {
   if (raw.schema !== undefined) {
+    // Read only as far as it has the right shape: the schema check names what is wrong with it.
+    const fn: unknown = isObject(raw.schema) ? raw.schema.function : undefined;
     for (const field of ['description', 'inputSchema'] as const) {
       if (raw[field] !== undefined) {
         problems.push({ path: `/${field}`, message: 'cannot be sent together with schema (the OpenAI form sets it)' });
       }
     }
+    const description = isObject(fn) && typeof fn.description === 'string' ? fn.description : undefined;
+    const parameters = isObject(fn) && isObject(fn.parameters) ? fn.parameters : undefined;
     return {
-      description: raw.schema.function.description,
-      inputSchema: raw.schema.function.parameters,
+      ...(description !== undefined ? { description } : {}),
+      ...(parameters !== undefined ? { inputSchema: parameters } : {}),
       inputSchemaPath: '/schema/function/parameters',
     };
   }
@@ -134,15 +153,15 @@ function resolveForm(raw: RawToolBody, problems: FieldProblem[], required: boole
 }
 
 function checkContent(raw: RawToolBody, form: ResolvedForm, problems: FieldProblem[]): void {
-  if (form.inputSchema !== undefined) {
+  if (isObject(form.inputSchema)) {
     const message = checkObjectJsonSchema(form.inputSchema);
     if (message) problems.push({ path: form.inputSchemaPath, message });
   }
-  if (raw.outputSchema !== undefined && raw.outputSchema !== null) {
+  if (isObject(raw.outputSchema)) {
     const message = checkObjectJsonSchema(raw.outputSchema);
     if (message) problems.push({ path: '/outputSchema', message });
   }
-  if (raw.code !== undefined) {
+  if (typeof raw.code === 'string') {
     const tooLarge = codeTooLarge(raw.code);
     if (tooLarge) {
       problems.push({

@@ -41,7 +41,15 @@ function dedupe(problems: FieldProblem[]): FieldProblem[] {
   });
 }
 
-/** A parser for one request body: returns it typed when it matches `schema`, else throws a 400 naming each field. */
+/** What a body's check found: the body (typed as `T` only when `problems` is empty) and every problem. */
+export interface BodyCheck<T> {
+  body: T;
+  problems: FieldProblem[];
+  /** An unknown field: the body is not one of this route's (BAD_REQUEST rather than VALIDATION_FAILED). */
+  unknownField: boolean;
+}
+
+/** A parser for one request body, against its route's schema, naming every problem it finds. */
 export class BodyValidator<T> {
   private readonly validate: ValidateFunction<T>;
 
@@ -49,27 +57,40 @@ export class BodyValidator<T> {
     this.validate = ajv.compile<T>(schema);
   }
 
+  /** The body typed when it matches the schema, else a 400 naming every problem. */
   parse(body: unknown): T {
+    const checked = this.check(body);
+    if (checked.problems.length > 0) throw RegistryError.invalidBody(checked.problems, checked.unknownField);
+    return checked.body;
+  }
+
+  /**
+   * Every problem of the body against the schema, without throwing for them, so that a caller adds the checks a
+   * schema cannot express and answers all of them at once. Throws only when the body cannot be looked into at all
+   * (not an object, nested too deep).
+   */
+  check(body: unknown): BodyCheck<T> {
     if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw RegistryError.invalidBody([{ path: '', message: 'the request body must be a JSON object' }], true);
     }
     // Before ajv and everything after it recurse into the body (JSON.stringify overflows a few thousand levels down).
     if (jsonValueDepthExceeds(body)) {
-      throw RegistryError.invalidBody([
-        { path: '', message: `the body is nested deeper than ${MAX_JSON_DEPTH} levels` },
-      ]);
+      throw RegistryError.invalidBody(
+        [{ path: '', message: `the body is nested deeper than ${MAX_JSON_DEPTH} levels` }],
+        true,
+      );
     }
-    if (!this.validate(body)) {
-      const { problems, unknownField } = problemsOf(this.validate.errors ?? []);
-      throw RegistryError.invalidBody(problems, unknownField);
-    }
+    const { problems, unknownField } = this.validate(body)
+      ? { problems: [], unknownField: false }
+      : problemsOf(this.validate.errors ?? []);
     const unstorable = unstorablePath(body, '');
     if (unstorable !== undefined) {
-      throw RegistryError.invalidBody([
-        { path: unstorable, message: 'contains a NUL character or an unpaired surrogate, which cannot be stored' },
-      ]);
+      problems.push({
+        path: unstorable,
+        message: 'contains a NUL character or an unpaired surrogate, which cannot be stored',
+      });
     }
-    return body;
+    return { body: body as T, problems, unknownField };
   }
 }
 

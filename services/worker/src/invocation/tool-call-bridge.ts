@@ -1,5 +1,6 @@
 import {
   ErrorCode,
+  problemDetails,
   parseToolRef,
   toolNameOf,
   type InputProblem,
@@ -23,8 +24,15 @@ import { nestedInvocationId } from './nested-invocation-id';
 import type { AuditLog, RunState } from './run-state';
 import { InFlight } from './in-flight';
 
-const problemsJson = (problems: InputProblem[]): JsonValue =>
-  problems.map((problem) => ({ path: problem.path, message: problem.message }));
+/** The problems of a refused input and what was received (capped), as the gateway answers them (`problemDetails`). */
+function echoedProblems(problems: InputProblem[], input: JsonValue): { [key: string]: JsonValue } {
+  const { received, receivedBytes } = problemDetails(problems, input);
+  return {
+    errors: problems.map((problem) => ({ path: problem.path, message: problem.message })),
+    ...(received !== undefined ? { received } : {}),
+    ...(receivedBytes !== undefined ? { receivedBytes } : {}),
+  };
+}
 
 const MAX_AUDIT_ROWS_PER_RUN = 100;
 // The sandbox's own caps: it refuses longer events and larger data itself, before a host round trip; a bridge that
@@ -137,8 +145,7 @@ export class ToolCallBridge implements ToolBridge {
       if (!check.ok) {
         return refused(ErrorCode.VALIDATION_FAILED, {
           tool: name,
-          errors: problemsJson(check.problems),
-          received: input,
+          ...echoedProblems(check.problems, input),
         });
       }
       try {
@@ -179,8 +186,7 @@ export class ToolCallBridge implements ToolBridge {
     if (!check.ok) {
       return refused(ErrorCode.VALIDATION_FAILED, {
         tool: name,
-        errors: problemsJson(check.problems),
-        received: input,
+        ...echoedProblems(check.problems, input),
       });
     }
     return this.runNested({
