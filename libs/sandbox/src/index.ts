@@ -7,3 +7,4 @@ export { contentOf } from './run-outcome';
 export { SandboxRuntime, type SandboxRuntimeOptions, type SandboxRuntimeStats } from './sandbox-runtime';
 export type { EntryMode } from './tenant-isolate';
 export { SandboxPool, type SandboxPoolOptions, type SandboxPoolStats } from './sandbox-pool';
+export type { EntryWatch, RunOverrun } from './entry-watch';
