@@ -65,6 +65,10 @@ export class WorkerSupervisor {
       'toolhost_worker_solo_runs_total',
       'Runs of crash suspects (tools running when an executor died beside other runs) that went alone',
     );
+    const overruns = metrics.counter(
+      'toolhost_worker_executor_overruns_total',
+      'Executors killed because a run outlived its time or memory limit inside an isolate that did not come back',
+    );
     const requeued = metrics.counter(
       'toolhost_worker_crash_requeued_total',
       'Jobs a dead executor held that had not started (they waited behind a run going alone), put back in the queue',
@@ -81,15 +85,16 @@ export class WorkerSupervisor {
         // are made to outlive this (executorLockDurationMs), so that crash recovery still finds them.
         heartbeatTimeoutMs: stuckAfterMs(config),
         drainTimeoutMs: stuckAfterMs(config),
+        overrunDrainMs: config.EXECUTOR_OVERRUN_DRAIN_MS,
       },
       {
-        onCrash: async (workerId, reason, soloJobId) => {
+        onCrash: async (workerId, reason, soloJobId, overrun) => {
           const {
             ended,
             requeued: putBack,
             accused,
             culprit,
-          } = await this.recovery.recover(workerId, reason, soloJobId);
+          } = await this.recovery.recover(workerId, reason, soloJobId, overrun);
           requeued.inc(putBack);
           // The dead executor cannot count these; summed with the executors' own series of the same name. A run
           // whose caller had been answered ends with that answer, so each is counted by its own status and code.
@@ -114,7 +119,7 @@ export class WorkerSupervisor {
           }
         },
         onLog: (level, message) => this.logger[level](message),
-        onCount: (event) => ({ crash: crashes, restart: restarts, solo: soloRuns })[event].inc(),
+        onCount: (event) => ({ crash: crashes, restart: restarts, solo: soloRuns, overrun: overruns })[event].inc(),
       },
     );
     metrics.addRemoteSource(() => this.pool.collectMetrics());

@@ -30,6 +30,7 @@ function pool(
       maxOldSpaceMb: 64,
       heartbeatTimeoutMs: 1_000,
       drainTimeoutMs: 2_000,
+      overrunDrainMs: 0,
       ...overrides,
     },
     {

@@ -1,8 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
 import { WATCHDOG_EVERY_MS } from './executor-deadlines';
-import { EXECUTOR_STANDBY_ENV } from './executor-env';
+import { EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
 
 export interface ExecutorPoolOptions {
@@ -20,6 +23,12 @@ export interface ExecutorPoolOptions {
   heartbeatTimeoutMs: number;
   /** How long a drain may take before the executors still running are killed. */
   drainTimeoutMs: number;
+  /**
+   * An executor that reports a run past its time limit whose thread does not come back, from its main thread (which
+   * is free), is replaced at once and given this long to finish its other runs before it is killed. 0 kills it at
+   * once. A memory overrun, or one reported by the watchdog thread (the main thread is held), is killed at once.
+   */
+  overrunDrainMs: number;
 }
 
 export interface ExecutorPoolEvents {
@@ -27,10 +36,10 @@ export interface ExecutorPoolEvents {
    * An executor died with runs in flight: end them (its BullMQ worker id prefixes their lock tokens). `soloJobId` is
    * the job it had announced as running alone, if any: the crash is that run's.
    */
-  onCrash(workerId: string, reason: string, soloJobId: string | undefined): Promise<void>;
+  onCrash(workerId: string, reason: string, soloJobId: string | undefined, overrun?: RunOverrun): Promise<void>;
   onLog(level: 'warn' | 'error', message: string): void;
   /** Counted as it happens (for counters: the pool's own stats are totals since start). */
-  onCount?(event: 'crash' | 'restart' | 'solo'): void;
+  onCount?(event: 'crash' | 'restart' | 'solo' | 'overrun'): void;
 }
 
 export interface ExecutorPoolStats {
@@ -57,6 +66,8 @@ class Executor {
   lastMetrics: MetricsSnapshot | undefined;
   /** The job it announced as running alone ('solo'), until it announces its end. */
   soloJobId: string | undefined;
+  /** The run it reported as past its limit in an isolate that does not come back: it was killed for it. */
+  overrun: RunOverrun | undefined;
   exited = false;
   readonly exit: Promise<void>;
   /** Its IPC channel closed: every message it sent before dying has been read. */
@@ -74,6 +85,9 @@ class Executor {
     if (this.process.connected) this.process.send(message, undefined, undefined, () => undefined);
   }
 }
+
+/** The executor's file descriptor of its report pipe (stdio index). */
+const REPORT_FD = 4;
 
 /** How long an executor may take to send its first message; the heartbeat timeout applies after that. */
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -185,13 +199,36 @@ export class ExecutorPool {
     const child = fork(this.options.modulePath, [], {
       // Every process that loads isolated-vm needs --no-node-snapshot.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.options.maxOldSpaceMb}`],
-      env: { ...process.env, ...this.options.env, ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}) },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: {
+        ...process.env,
+        ...this.options.env,
+        [EXECUTOR_REPORT_FD_ENV]: String(REPORT_FD),
+        ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}),
+      },
+      // The report pipe: the executor's watchdog thread writes on it when the main thread is held by an isolate entry
+      // (it cannot use the IPC channel, which belongs to that thread).
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
     });
     const executor = new Executor(child);
     this.executors.add(executor);
     if (standby) this.standby = executor;
     child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
+    const reports = child.stdio[REPORT_FD] as Readable | null;
+    if (reports !== null) {
+      reports.on('error', () => undefined);
+      const lines = createInterface({ input: reports, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return;
+        }
+        const message = parseExecutorMessage(parsed);
+        // Only overruns travel on this pipe: the watchdog thread speaks for a main thread that cannot.
+        if (message?.type === 'overrun') this.onOverrun(executor, message, false);
+      });
+    }
     child.on('error', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
@@ -226,7 +263,46 @@ export class ExecutorPool {
       case 'solo-end':
         if (executor.soloJobId === message.jobId) executor.soloJobId = undefined;
         return;
+      case 'overrun':
+        this.onOverrun(executor, message, true);
+        return;
     }
+  }
+
+  /**
+   * A run outlived its limit in a thread that does not come back: only the process's end stops that thread. The
+   * first report is the run it is ended for. Reported by a free main thread for time, the executor is replaced now
+   * and drains for `overrunDrainMs` first, so its neighbours' runs finish; otherwise it is killed at once.
+   */
+  private onOverrun(executor: Executor, message: { type: 'overrun' } & RunOverrun, mainThread: boolean): void {
+    if (executor.overrun !== undefined || executor.exited) return;
+    executor.overrun = {
+      invocationId: message.invocationId,
+      toolId: message.toolId,
+      version: message.version,
+      code: message.code,
+      reason: message.reason,
+    };
+    this.events.onCount?.('overrun');
+    const drainMs = mainThread && message.code === 'TIMEOUT' ? this.options.overrunDrainMs : 0;
+    this.events.onLog(
+      'error',
+      `executor ${String(executor.process.pid)}: run ${message.invocationId} ${message.code}: ${message.reason}; ` +
+        (drainMs > 0 ? `replacing it, killed in ${drainMs} ms` : 'killing it'),
+    );
+    if (drainMs === 0) {
+      executor.process.kill('SIGKILL');
+      return;
+    }
+    if (!executor.leaving) {
+      executor.leaving = true;
+      if (!this.closing) this.replace(0);
+      executor.send({ type: 'drain' });
+    }
+    const timer = setTimeout(() => {
+      if (!executor.exited) executor.process.kill('SIGKILL');
+    }, drainMs);
+    timer.unref();
   }
 
   private async onExit(executor: Executor, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
@@ -266,7 +342,7 @@ export class ExecutorPool {
             new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_MESSAGES_WAIT_MS))),
           ]);
           clearTimeout(timer);
-          await this.events.onCrash(workerId, reason, executor.soloJobId);
+          await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun);
         })().catch((error: unknown) => {
           this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
         });

@@ -1,4 +1,6 @@
+import { ErrorCode } from '@toolhost/contracts';
 import type { MetricsSnapshot } from '@toolhost/observability';
+import type { RunOverrun } from '@toolhost/sandbox';
 
 /**
  * IPC between the worker's supervisor and its executor processes. Executors take jobs from Redis themselves, and
@@ -25,7 +27,13 @@ export type ExecutorMessage =
    * before the matching 'solo-end' is that run's, and the jobs it held besides have not started.
    */
   | { type: 'solo'; jobId: string }
-  | { type: 'solo-end'; jobId: string };
+  | { type: 'solo-end'; jobId: string }
+  /**
+   * A run outlived its limit (time, or the process's memory) inside an isolate that does not come back: the
+   * supervisor kills the executor and ends that run with `code`, blamed on its tool. Sent over IPC by the main
+   * thread, or written on the report pipe by the watchdog thread when a synchronous entry holds the main thread.
+   */
+  | ({ type: 'overrun' } & RunOverrun);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
@@ -48,6 +56,20 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
     case 'solo-end':
       return typeof value.jobId === 'string' && value.jobId.length > 0
         ? { type: value.type, jobId: value.jobId }
+        : undefined;
+    case 'overrun':
+      return typeof value.invocationId === 'string' &&
+        typeof value.toolId === 'string' &&
+        typeof value.version === 'number' &&
+        (value.code === ErrorCode.TIMEOUT || value.code === ErrorCode.MEMORY_LIMIT)
+        ? {
+            type: 'overrun',
+            invocationId: value.invocationId,
+            toolId: value.toolId,
+            version: value.version,
+            code: value.code,
+            reason: typeof value.reason === 'string' ? value.reason.slice(0, 500) : 'unknown',
+          }
         : undefined;
     default:
       return undefined;

@@ -9,7 +9,8 @@ import { createExecutorSandbox } from '../sandbox/sandbox.factory';
 import { WorkerRuntime } from '../worker-runtime';
 import { loadWorkerConfig } from '../worker.config';
 import { HEARTBEAT_MS, stuckAfterMs } from './executor-deadlines';
-import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
+import { EntryWatchdog } from './entry-watchdog';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
 
@@ -34,7 +35,20 @@ function main(): void {
   const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
   // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.
   const metrics = new MetricsService(false);
-  const sandbox = createExecutorSandbox(config, metrics);
+  const reportFd = Number(process.env[EXECUTOR_REPORT_FD_ENV]);
+  const watch = new EntryWatchdog({
+    graceMs: config.SANDBOX_OVERRUN_GRACE_MS + config.SANDBOX_STUCK_GRACE_MS,
+    maxRssBytes: config.SANDBOX_MAX_RSS_MB * 1024 * 1024,
+    memorySampleMs: config.SANDBOX_MEMORY_SAMPLE_MS,
+    reportFd: Number.isInteger(reportFd) && reportFd > 2 ? reportFd : undefined,
+    report: (overrun) => {
+      logger.error({ invocationId: overrun.invocationId, code: overrun.code }, `executor: ${overrun.reason}`);
+      post({ type: 'overrun', ...overrun });
+      // The supervisor kills this process on that message; if it cannot, the runaway thread must not live on.
+      setTimeout(() => process.kill(process.pid, 'SIGKILL'), config.EXECUTOR_OVERRUN_DRAIN_MS + 2_000);
+    },
+  });
+  const sandbox = createExecutorSandbox(config, metrics, watch);
   const runtime = new WorkerRuntime(
     { ...config, WORKER_CONCURRENCY: concurrency },
     sandbox.runner,
