@@ -5,7 +5,7 @@
  * tool's timeoutMs after the request was sent (so the figure includes the HTTP and queue hops); for memory, the
  * first sample where an executor's RSS passed SANDBOX_MAX_RSS_MB.
  *
- *   npm run bench:host-limits            (MAX_RSS_MB=500 by default)
+ *   npm run bench:host-limits            (MAX_RSS_MB=400 by default)
  */
 import { readFileSync } from 'node:fs';
 import { Stack } from '../test/e2e/stack';
@@ -18,7 +18,7 @@ import {
   type HostLimitProgram,
 } from '../test/e2e/host-limit-programs';
 
-const MAX_RSS_MB = Number(process.env.MAX_RSS_MB ?? 500);
+const MAX_RSS_MB = Number(process.env.MAX_RSS_MB ?? 400);
 const TIMEOUT_MS = 1_000;
 
 /** kB fields of /proc/<pid>/status, 0 once the process is gone. */
@@ -84,8 +84,13 @@ async function main(): Promise<void> {
       const sent = Date.now();
       const answer = await stack.invoke<Answer>(key, { tool: tool.toolName, input, timeoutMs: 120_000 });
       const answeredAt = Date.now();
+      // Sampled on until the executor is gone (a stuck thread grows it while it drains), for at most 10 s.
+      const replaced = await Stack.until(
+        () => Promise.resolve(before.some((pid) => !executorPids(stack).includes(pid))),
+        (gone) => gone,
+        10_000,
+      ).catch(() => false);
       clearInterval(sampler);
-      const after = executorPids(stack);
       const limitAt = kind === 'time' ? sent + timeoutMs : (crossedAt ?? answeredAt);
       rows.push({
         kind,
@@ -93,7 +98,7 @@ async function main(): Promise<void> {
         code: answer.body.error?.code ?? answer.body.status,
         limitToEndMs: answeredAt - limitAt,
         peakRssMb: Math.round(Math.max(0, ...peaks.values()) / 1024),
-        replaced: before.some((pid) => !after.includes(pid)),
+        replaced,
       });
       console.log(JSON.stringify(rows[rows.length - 1]));
     };

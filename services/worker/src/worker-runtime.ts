@@ -115,9 +115,9 @@ export class WorkerRuntime {
     return true;
   }
 
-  consume(): void {
+  consume(concurrency?: number): void {
     if (this.started) return;
-    this.processor.start();
+    this.processor.start(concurrency);
     this.started = true;
   }
 

@@ -16,7 +16,6 @@ import { CrashedRunRecovery } from './executor/crashed-run-recovery';
 import { CrashSuspects } from './executor/crash-suspects';
 import { stuckAfterMs } from './executor/executor-deadlines';
 import { ExecutorPool } from './executor/executor-pool';
-import { EXECUTOR_CONCURRENCY_ENV } from './executor/executor-env';
 import { ReplyPublisher } from './invocation/reply-publisher';
 import { OutcomePublisher } from './outcomes/outcome-publisher';
 import type { WorkerConfig } from './worker.config';
@@ -78,8 +77,9 @@ export class WorkerSupervisor {
         size,
         standby: config.EXECUTOR_STANDBY === 'on',
         modulePath: join(__dirname, 'executor', 'executor.main.js'),
-        // WORKER_CONCURRENCY is the whole worker's; each executor takes its share.
-        env: { [EXECUTOR_CONCURRENCY_ENV]: String(Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / size))) },
+        // WORKER_CONCURRENCY is the whole worker's; each executor takes its exact share.
+        concurrency: config.WORKER_CONCURRENCY,
+        env: {},
         maxOldSpaceMb: 512,
         // Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy. Its jobs' BullMQ locks
         // are made to outlive this (executorLockDurationMs), so that crash recovery still finds them.

@@ -5,12 +5,14 @@ import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
 import { WATCHDOG_EVERY_MS } from './executor-deadlines';
-import { EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
 
 export interface ExecutorPoolOptions {
-  /** Executor processes kept running. */
+  /** Executor processes kept running (at most `concurrency`: each takes at least one job at a time). */
   size: number;
+  /** Jobs run at once by all the executors together, split exactly among them. */
+  concurrency: number;
   /** Keep one more executor loaded and idle, to replace one that dies or retires at once. */
   standby: boolean;
   /** The executor entry point (executor.main.js). */
@@ -53,8 +55,18 @@ export interface ExecutorPoolStats {
   restarts: number;
 }
 
+/**
+ * Executor `slot`'s share of `total` jobs at once over `size` executors: the totals add up exactly (64 over 3 is
+ * 22 + 21 + 21; rounding every share up made 66).
+ */
+export function concurrencyShare(total: number, size: number, slot: number): number {
+  return Math.floor(total / size) + (slot < total % size ? 1 : 0);
+}
+
 class Executor {
   workerId: string | undefined;
+  /** Which share of the concurrency it has (a replacement takes the slot, and share, of the one it replaces). */
+  slot = -1;
   consuming = false;
   /** Asked to drain, or recycling itself: it is not replaced when it exits. */
   leaving = false;
@@ -130,8 +142,12 @@ export class ExecutorPool {
   }
 
   start(): void {
-    for (let i = 0; i < this.options.size; i += 1) this.spawn(false);
+    for (let slot = 0; slot < this.size; slot += 1) this.spawn(false, slot);
     if (this.options.standby) this.spawn(true);
+  }
+
+  private get size(): number {
+    return Math.max(1, Math.min(this.options.size, this.options.concurrency));
   }
 
   get isConsuming(): boolean {
@@ -195,7 +211,10 @@ export class ExecutorPool {
     await Promise.all([...this.recoveries]);
   }
 
-  private spawn(standby: boolean): void {
+  /** A consuming executor in `slot`, or (no slot) the standby, whose share is told when it is promoted. */
+  private spawn(standby: true): void;
+  private spawn(standby: false, slot: number): void;
+  private spawn(standby: boolean, slot = -1): void {
     const child = fork(this.options.modulePath, [], {
       // Every process that loads isolated-vm needs --no-node-snapshot.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.options.maxOldSpaceMb}`],
@@ -203,6 +222,9 @@ export class ExecutorPool {
         ...process.env,
         ...this.options.env,
         [EXECUTOR_REPORT_FD_ENV]: String(REPORT_FD),
+        ...(standby
+          ? {}
+          : { [EXECUTOR_CONCURRENCY_ENV]: String(concurrencyShare(this.options.concurrency, this.size, slot)) }),
         ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}),
       },
       // The report pipe: the executor's watchdog thread writes on it when the main thread is held by an isolate entry
@@ -210,6 +232,7 @@ export class ExecutorPool {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
     });
     const executor = new Executor(child);
+    executor.slot = slot;
     this.executors.add(executor);
     if (standby) this.standby = executor;
     child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
@@ -254,7 +277,7 @@ export class ExecutorPool {
         if (executor.leaving) return;
         executor.leaving = true;
         // The replacement starts now, so capacity does not dip while the old one finishes its runs.
-        if (!this.closing) this.replace(0);
+        if (!this.closing) this.replace(0, executor.slot);
         return;
       case 'solo':
         executor.soloJobId = message.jobId;
@@ -296,7 +319,7 @@ export class ExecutorPool {
     }
     if (!executor.leaving) {
       executor.leaving = true;
-      if (!this.closing) this.replace(0);
+      if (!this.closing) this.replace(0, executor.slot);
       executor.send({ type: 'drain' });
     }
     const timer = setTimeout(() => {
@@ -325,7 +348,7 @@ export class ExecutorPool {
     const replaceAfter = !this.closing && !executor.leaving;
     if (replaceAfter) {
       if (!executor.consuming) this.earlyDeaths += 1;
-      this.replace(this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths));
+      this.replace(this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths), executor.slot);
     }
     const clean = code === 0 && executor.leaving;
     if (!clean) {
@@ -354,18 +377,19 @@ export class ExecutorPool {
   }
 
   /** A new consuming executor: the standby when one is loaded (then a new standby), else a fresh process. */
-  private replace(delayMs: number): void {
+  private replace(delayMs: number, slot: number): void {
     this.restarts += 1;
     this.events.onCount?.('restart');
     const standby = this.standby;
     if (standby !== undefined && standby.heard && !standby.exited && delayMs === 0) {
       this.standby = undefined;
-      standby.send({ type: 'consume' });
+      standby.slot = slot;
+      standby.send({ type: 'consume', concurrency: concurrencyShare(this.options.concurrency, this.size, slot) });
       this.spawn(true);
       return;
     }
     const timer = setTimeout(() => {
-      if (!this.closing) this.spawn(false);
+      if (!this.closing) this.spawn(false, slot);
     }, delayMs);
     timer.unref();
   }

@@ -9,8 +9,8 @@ import type { RunOverrun } from '@toolhost/sandbox';
  */
 export type SupervisorMessage =
   | { type: 'drain' }
-  /** To a standby executor: start consuming (it replaces one that is gone). */
-  | { type: 'consume' };
+  /** To a standby executor: start consuming (it replaces one that is gone), taking that one's share of jobs. */
+  | { type: 'consume'; concurrency: number };
 
 export type ExecutorMessage =
   /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
@@ -79,6 +79,8 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
 export function parseSupervisorMessage(value: unknown): SupervisorMessage | undefined {
   if (!isObject(value)) return undefined;
   if (value.type === 'drain') return { type: 'drain' };
-  if (value.type === 'consume') return { type: 'consume' };
+  if (value.type === 'consume' && typeof value.concurrency === 'number' && Number.isInteger(value.concurrency)) {
+    return { type: 'consume', concurrency: Math.max(1, value.concurrency) };
+  }
   return undefined;
 }

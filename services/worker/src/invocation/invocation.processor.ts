@@ -350,7 +350,9 @@ export class InvocationProcessor {
     this.worker.on('error', (error) => this.hooks.onWorkerError?.(error));
   }
 
-  start(): void {
+  /** `concurrency`, when given, replaces the one it was created with (a standby learns its share when promoted). */
+  start(concurrency?: number): void {
+    if (concurrency !== undefined) this.worker.concurrency = concurrency;
     void this.worker.run();
   }
 
