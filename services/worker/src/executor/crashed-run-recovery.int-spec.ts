@@ -250,6 +250,26 @@ describe('CrashedRunRecovery', () => {
     expect(suspects.has(neighbour)).toBe(false);
   });
 
+  it("reads only the dead executor's jobs, not every active job of the queue", async () => {
+    const [mine] = await hold(['exec-q:1']);
+    const others = await hold(Array.from({ length: 20 }, (_, i) => `exec-r:${i + 1}`));
+    const touched: string[] = [];
+    const send = connection.sendCommand.bind(connection);
+    const spy = jest.spyOn(connection, 'sendCommand').mockImplementation((command, stream) => {
+      touched.push(...command.args.map((arg) => String(arg)));
+      return send(command, stream);
+    });
+    try {
+      const recovered = await recovery.recover('exec-q', 'killed by SIGKILL');
+      expect(recovered.ended.map((invocation) => invocation.id)).toEqual([mine.invocationId]);
+    } finally {
+      spy.mockRestore();
+    }
+    // Their locks are read (that is how the dead executor's are told apart); their records, inputs included, are not.
+    for (const data of others) expect(touched).not.toContain(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`);
+    expect(touched).toContain(`${prefix}:${INVOCATIONS_QUEUE}:${mine.invocationId}`);
+  });
+
   it('does not record an answer for a job whose lock another holder has', async () => {
     const [data] = await hold(['exec-e:1']);
     await answerAs(data, 'exec-old:7');

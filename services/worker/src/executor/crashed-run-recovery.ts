@@ -58,13 +58,7 @@ export class CrashedRunRecovery {
    * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
    */
   async recover(workerId: string, reason: string, soloJobId?: string, overrun?: RunOverrun): Promise<Recovered> {
-    const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
-    for (const job of await this.queue.getActive()) {
-      if (job.id === undefined) continue;
-      const token = await this.redis.get(this.queue.toKey(`${job.id}:lock`));
-      if (token === null || !token.startsWith(`${workerId}:`)) continue;
-      held.push({ job, token });
-    }
+    const held = await this.heldBy(workerId);
     const solo = held.find(({ job }) => job.id === soloJobId);
     // The overrun's run may be nested (then its root is not told apart) or already answered by the executor.
     const overran = overrun && held.find(({ job }) => job.id === overrun.invocationId);
@@ -109,6 +103,27 @@ export class CrashedRunRecovery {
       if (invocation) result.ended.push(invocation);
     }
     return result;
+  }
+
+  /**
+   * The active jobs whose locks `workerId` holds. Only ids and locks are read for the whole queue (the active list, and
+   * every lock in one pipelined round trip); whole jobs, inputs included, only for the ones held: a crash under load
+   * costs what the dead executor held, not a read of every job in flight across the cluster one lock at a time.
+   */
+  private async heldBy(workerId: string): Promise<{ job: Job<InvocationJob, Invocation>; token: string }[]> {
+    const ids = await this.redis.lrange(this.queue.toKey('active'), 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.get(this.queue.toKey(`${id}:lock`));
+    const locks = (await pipeline.exec()) ?? [];
+    const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
+    for (const [index, id] of ids.entries()) {
+      const [error, token] = locks[index] ?? [null, null];
+      if (error !== null || typeof token !== 'string' || !token.startsWith(`${workerId}:`)) continue;
+      const job = await Job.fromId<InvocationJob, Invocation>(this.queue, id);
+      if (job?.id !== undefined) held.push({ job, token });
+    }
+    return held;
   }
 
   async close(): Promise<void> {
