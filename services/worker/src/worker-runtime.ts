@@ -78,6 +78,7 @@ export class WorkerRuntime {
         prefix: config.QUEUE_PREFIX,
         concurrency: config.WORKER_CONCURRENCY,
         lockDurationMs: executorLockDurationMs(config),
+        outcomes: this.outcomes,
         ...(suspects && soloAnnouncer
           ? {
               solo: {
