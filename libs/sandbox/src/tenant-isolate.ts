@@ -41,10 +41,11 @@ export interface HostEnforcement {
 
 export const DEFAULT_ENFORCEMENT: HostEnforcement = { overrunGraceMs: 250, stuckGraceMs: 500 };
 
-/** An async entry in flight, and when it was made. */
+/** An async entry in flight: since when it has held the isolate (or was made), and how long it may run. */
 interface InEntry {
   run: ActiveRun;
   startedAt: number;
+  limitMs: number;
 }
 
 /** Host-side state of one run inside the isolate. */
@@ -120,6 +121,8 @@ export class TenantIsolate {
   private preparing = false;
   /** Async entries in flight, oldest first: isolated-vm runs an isolate's entries in order, so the first holds it. */
   private readonly inEntries = new Set<InEntry>();
+  /** Fires when the entry holding the isolate is past its limit plus the grace (see overrun). */
+  private overrunTimer: NodeJS.Timeout | undefined;
   /** Heap statistics asked for and not answered (they wait for the isolate while an entry holds it). */
   private sampling = false;
   /** Runs started in this isolate, for recycling. */
@@ -366,9 +369,11 @@ export class TenantIsolate {
    * isolate goes. Answered at once: the entry may never return.
    */
   private overrun(): void {
+    this.overrunTimer = undefined;
     if (this.disposed) return;
-    const holder = [...this.inEntries][0]?.run;
-    if (holder === undefined) return;
+    const entry = [...this.inEntries][0];
+    if (entry === undefined) return;
+    const holder = entry.run;
     const { timeoutMs } = holder.request.limits;
     this.finish(
       holder,
@@ -382,6 +387,22 @@ export class TenantIsolate {
       true,
     );
     this.dispose(`another run hit ${ErrorCode.TIMEOUT}`, { run: holder, code: ErrorCode.TIMEOUT });
+  }
+
+  /**
+   * isolated-vm runs an isolate's async entries one after another, in the order they were made, and an entry's timeout
+   * runs while it holds the isolate. So the first entry in flight is the one running, since the one before it
+   * returned: its time counts from then (an entry that waited behind its tenant's other runs is not blamed for
+   * their time), and the overrun timer is set for it.
+   */
+  private watchHolder(): void {
+    clearTimeout(this.overrunTimer);
+    this.overrunTimer = undefined;
+    const holder = [...this.inEntries][0];
+    if (holder === undefined || this.disposed) return;
+    holder.startedAt = Math.max(holder.startedAt, performance.now());
+    const dueIn = holder.startedAt + holder.limitMs + this.enforcement.overrunGraceMs - performance.now();
+    this.overrunTimer = setTimeout(() => this.overrun(), Math.max(1, Math.ceil(dueIn)));
   }
 
   private collateral(reason: string): RunFailure {
@@ -408,12 +429,13 @@ export class TenantIsolate {
       this.counters.async += 1;
       this.asyncInFlight += 1;
       run.entries += 1;
-      const inEntry: InEntry = { run, startedAt: started };
+      const inEntry: InEntry = { run, startedAt: started, limitMs: remaining };
       this.inEntries.add(inEntry);
-      const overrunTimer = setTimeout(() => this.overrun(), Math.ceil(remaining) + this.enforcement.overrunGraceMs);
+      if (this.inEntries.size === 1) this.watchHolder();
       const ended = (): void => {
-        clearTimeout(overrunTimer);
+        const held = [...this.inEntries][0] === inEntry;
         this.inEntries.delete(inEntry);
+        if (held) this.watchHolder();
         this.asyncInFlight -= 1;
         run.entries -= 1;
         this.account(run, performance.now() - started, cpuMsSince());
