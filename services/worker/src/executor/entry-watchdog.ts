@@ -37,7 +37,13 @@ for (;;) {
   let text = '';
   for (let i = 0; i < length; i += 1) text += String.fromCharCode(description[i]);
   if (Atomics.load(state, 0) !== 1) continue;
-  const run = JSON.parse(text);
+  let run;
+  try {
+    run = JSON.parse(text);
+  } catch {
+    // A description cut short: the run is ended all the same, unnamed (its neighbours' crash rules apply).
+    run = { invocationId: '', toolId: '', version: 0 };
+  }
   const report = late
     ? { type: 'overrun', ...run, code: 'TIMEOUT', reason: 'a synchronous entry ran past its time limit and did not return' }
     : { type: 'overrun', ...run, code: 'MEMORY_LIMIT', reason: 'the process passed its resident memory limit during a synchronous entry' };
@@ -87,7 +93,8 @@ export class EntryWatchdog implements EntryWatch {
         fd: options.reportFd,
       },
     });
-    // Never what keeps the process alive.
+    // Never what keeps the process alive. An 'error' without a listener would be thrown on the main thread.
+    thread.on('error', () => undefined);
     thread.unref();
   }
 
