@@ -17,8 +17,10 @@ import {
   type HostLimitProgram,
 } from './host-limit-programs';
 
-// Low enough that the slowest grower (Array.from) gets there well inside its timeout on a loaded machine.
+// Memory: low enough that the slowest grower (Array.from) gets there well inside its timeout on a loaded machine.
 const MAX_RSS_MB = 400;
+// Time: high enough that no program reaches it first (an idle machine grows the process ~400 MB a second).
+const TIME_MAX_RSS_MB = 4096;
 
 describe('host-enforced time and memory limits (e2e)', () => {
   let stack: Stack;
@@ -26,17 +28,20 @@ describe('host-enforced time and memory limits (e2e)', () => {
   let neighbourKey: string;
   let neighbourTool: { id: string; toolName: string };
 
-  beforeAll(async () => {
-    stack = await new Stack({
-      workerEnv: { SANDBOX_PROCESSES: '1', EXECUTOR_STANDBY: 'on', SANDBOX_MAX_RSS_MB: String(MAX_RSS_MB) },
-    }).start();
-    ({ key } = await stack.tenant('host-limits'));
-    ({ key: neighbourKey } = await stack.tenant('host-limits-neighbour'));
-    neighbourTool = await stack.createTool(neighbourKey, slugTool);
-    await standbyReady();
-  }, 120_000);
+  /** A stack per class: each with one executor and a standby, and its RSS limit. */
+  function stackFor(maxRssMb: number): void {
+    beforeAll(async () => {
+      stack = await new Stack({
+        workerEnv: { SANDBOX_PROCESSES: '1', EXECUTOR_STANDBY: 'on', SANDBOX_MAX_RSS_MB: String(maxRssMb) },
+      }).start();
+      ({ key } = await stack.tenant('host-limits'));
+      ({ key: neighbourKey } = await stack.tenant('host-limits-neighbour'));
+      neighbourTool = await stack.createTool(neighbourKey, slugTool);
+      await standbyReady();
+    }, 120_000);
 
-  afterAll(() => stack?.stop(), 60_000);
+    afterAll(() => stack?.stop(), 60_000);
+  }
 
   /** One consuming executor and a loaded standby: each case starts where a replacement is a message away. */
   const standbyReady = (): Promise<string> =>
@@ -123,6 +128,7 @@ describe('host-enforced time and memory limits (e2e)', () => {
   }
 
   describe('time (class 1): a 1 s tool inside one built-in', () => {
+    stackFor(TIME_MAX_RSS_MB);
     it.each(TIME_PROGRAMS.map((program) => [program.name, program] as const))(
       '%s ends TIMEOUT, its executor is replaced, the neighbour keeps succeeding',
       async (_name, program) => {
@@ -165,6 +171,7 @@ describe('host-enforced time and memory limits (e2e)', () => {
   });
 
   describe(`memory (class 2): a 64 MB tool growing its executor past SANDBOX_MAX_RSS_MB ${MAX_RSS_MB}`, () => {
+    stackFor(MAX_RSS_MB);
     it.each(MEMORY_PROGRAMS.map((program) => [program.name, program] as const))(
       '%s ends MEMORY_LIMIT and the neighbour keeps succeeding',
       async (_name, program) => {
