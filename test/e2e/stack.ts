@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { projectRoot } from '../../scripts/project-root';
 import { loadWorkerConfig } from '../../services/worker/src/worker.config';
+import { listeningPorts } from '../support/listening-ports';
 import { dropRedisKeys } from '../support/redis-keys';
 import { freePort } from '../support/registry-server';
 
@@ -60,6 +61,8 @@ function drainBoundMs(name: string, env: Record<string, string>): number {
   return config.INVOCATION_WALL_CLOCK_MS + config.EXECUTOR_STUCK_GRACE_MS + 5_000;
 }
 
+const urlOf = (port: number): string => `http://127.0.0.1:${port}`;
+
 export class Stack {
   readonly adminKey = `th_admin_${randomBytes(18).toString('base64url')}`;
   readonly database = `toolhost_e2e_${randomBytes(6).toString('hex')}`;
@@ -92,23 +95,21 @@ export class Stack {
 
   async start(): Promise<this> {
     const env = this.baseEnv();
-    const [registryPort, gatewayPort, workerPort] = [await freePort(), await freePort(), await freePort()];
-    this.registryUrl = `http://127.0.0.1:${registryPort}`;
-    this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    this.workerUrl = `http://127.0.0.1:${workerPort}`;
-    env.REGISTRY_URL = this.registryUrl;
     try {
-      await this.launch('registry', { ...env, REGISTRY_PORT: String(registryPort), REGISTRY_HOST: '127.0.0.1' });
-      await Promise.all([
+      // Port 0: each service binds a port the kernel picks, found from its pid once it listens (a port probed free
+      // and bound later by the service could be taken in between).
+      this.registryUrl = await this.launch('registry', { ...env, REGISTRY_PORT: '0', REGISTRY_HOST: '127.0.0.1' });
+      env.REGISTRY_URL = this.registryUrl;
+      [this.gatewayUrl, this.workerUrl] = await Promise.all([
         this.launch('gateway', {
           ...env,
-          GATEWAY_PORT: String(gatewayPort),
+          GATEWAY_PORT: '0',
           GATEWAY_HOST: '127.0.0.1',
           ...this.options.gatewayEnv,
         }),
         this.launch('worker', {
           ...env,
-          WORKER_PORT: String(workerPort),
+          WORKER_PORT: '0',
           WORKER_HOST: '127.0.0.1',
           ...this.options.workerEnv,
         }),
@@ -126,7 +127,8 @@ export class Stack {
     return join('services', name, 'src', 'main.js');
   }
 
-  private async launch(name: string, env: Record<string, string>): Promise<void> {
+  /** Starts one service and resolves with its base URL once it is ready. */
+  private async launch(name: string, env: Record<string, string>): Promise<string> {
     // Read before the process exists, so a configuration it cannot read leaves nothing running.
     const drainMs = drainBoundMs(name, env);
     const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', this.mainOf(name))], {
@@ -141,16 +143,10 @@ export class Stack {
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    const port = env[`${name.toUpperCase()}_PORT`];
-    const service: ServiceProcess = {
-      name,
-      url: `http://127.0.0.1:${port}`,
-      process: child,
-      output,
-      drainMs,
-    };
+    const service: ServiceProcess = { name, url: '', process: child, output, drainMs };
     this.services.push(service);
     await this.waitReady(service);
+    return service.url;
   }
 
   private async waitReady(service: ServiceProcess): Promise<void> {
@@ -159,11 +155,17 @@ export class Stack {
       if (service.process.exitCode !== null) {
         throw new Error(`${service.name} exited (${service.process.exitCode}):\n${service.output.join('')}`);
       }
-      try {
-        const response = await fetch(`${service.url}/health/ready`, { signal: AbortSignal.timeout(2_000) });
-        if (response.ok) return;
-      } catch {
-        // not listening yet
+      // The port it bound is one it listens on and answers health on over HTTP (a service may listen on others).
+      const candidates = service.url ? [service.url] : listeningPorts(service.process.pid ?? 0).map(urlOf);
+      for (const url of candidates) {
+        try {
+          const response = await fetch(`${url}/health/ready`, { signal: AbortSignal.timeout(2_000) });
+          // Any HTTP answer names the port, ready or not yet.
+          service.url = url;
+          if (response.ok) return;
+        } catch {
+          // not listening yet, or not HTTP
+        }
       }
       await new Promise((r) => setTimeout(r, 200));
     }

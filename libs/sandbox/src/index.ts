@@ -7,3 +7,4 @@ export { checkSyntax, detectShape } from './code-shape';
 export { contentOf, failedOutcome } from './run-outcome';
 export { SandboxRuntime, type SandboxRuntimeOptions, type SandboxRuntimeStats } from './sandbox-runtime';
 export type { EntryMode } from './tenant-isolate';
+export type { EntryWatch, RunOverrun } from './entry-watch';

@@ -7,7 +7,14 @@ import { CodeSyntaxError } from './code-syntax.error';
 import type { RunEnd } from './run-end.types';
 import { failedOutcome, toOutcome } from './run-outcome';
 import type { RunOutcome, RunRequest, ToolBridge } from './sandbox.types';
-import { TenantIsolate, type EntryCounters, type EntryMode } from './tenant-isolate';
+import type { EntryWatch } from './entry-watch';
+import {
+  DEFAULT_ENFORCEMENT,
+  TenantIsolate,
+  type EntryCounters,
+  type EntryMode,
+  type HostEnforcement,
+} from './tenant-isolate';
 
 export interface SandboxRuntimeOptions {
   /** Isolates kept per process; the least recently used idle one is disposed past this. Default 32. */
@@ -34,6 +41,22 @@ export interface SandboxRuntimeOptions {
    * tenant, and the first after an isolate was disposed, pays it. A spare has run no code. Default false.
    */
   warmSpare?: boolean;
+  /**
+   * Ends what an isolate's own limits do not: an async entry still inside this long past its run's time limit is
+   * ended TIMEOUT from the host and its isolate disposed. Default 250.
+   */
+  overrunGraceMs?: number;
+  /** A disposed isolate whose entry has not come back this long after is reported to `watch`. Default 500. */
+  stuckGraceMs?: number;
+  /** Told of synchronous entries and of entries that do not come back (see EntryWatch); without it, nobody is. */
+  watch?: EntryWatch;
+  /**
+   * How often the memory of busy isolates (heap plus array buffers) and of the process is sampled; 0 turns the
+   * sampling off. Default 0.
+   */
+  memorySampleMs?: number;
+  /** Process RSS past which the run holding the busiest isolate ends MEMORY_LIMIT. Default: no such limit. */
+  maxRssBytes?: number;
 }
 
 export interface SandboxRuntimeStats {
@@ -42,6 +65,8 @@ export interface SandboxRuntimeStats {
   isolatesDisposed: number;
   runs: number;
   inFlight: number;
+  /** Highest process RSS the memory sampler saw while runs were in flight (0 without sampling). */
+  peakRssBytes: number;
   /** Entries into isolates, by kind (see SandboxRuntimeOptions.entryMode). */
   syncEntries: number;
   asyncEntries: number;
@@ -69,7 +94,12 @@ export class SandboxRuntime {
   private readonly retired = new Set<TenantIsolate>();
   private readonly code = new Map<string, CachedCode>();
   private readonly entries: EntryCounters = { sync: 0, async: 0 };
-  private readonly options: Required<SandboxRuntimeOptions>;
+  private readonly options: Required<Omit<SandboxRuntimeOptions, 'watch' | 'maxRssBytes'>>;
+  private readonly enforcement: HostEnforcement;
+  private readonly maxRssBytes: number;
+  private readonly sampler: NodeJS.Timeout | undefined;
+  /** Peak process RSS seen by the sampler, for the host's own reporting. */
+  private peakRss = 0;
   private created = 0;
   private spare: TenantIsolate | undefined;
   private spareMemoryMb = 0;
@@ -88,7 +118,60 @@ export class SandboxRuntime {
       maxCachedCode: options.maxCachedCode ?? 1000,
       entryMode: options.entryMode ?? 'adaptive',
       warmSpare: options.warmSpare ?? false,
+      overrunGraceMs: options.overrunGraceMs ?? DEFAULT_ENFORCEMENT.overrunGraceMs,
+      stuckGraceMs: options.stuckGraceMs ?? DEFAULT_ENFORCEMENT.stuckGraceMs,
+      memorySampleMs: options.memorySampleMs ?? 0,
     };
+    this.enforcement = {
+      overrunGraceMs: this.options.overrunGraceMs,
+      stuckGraceMs: this.options.stuckGraceMs,
+      ...(options.watch ? { watch: options.watch } : {}),
+    };
+    this.maxRssBytes = options.maxRssBytes ?? Number.POSITIVE_INFINITY;
+    if (this.options.memorySampleMs > 0) {
+      this.sampler = setInterval(() => this.sampleMemory(), this.options.memorySampleMs);
+      this.sampler.unref();
+    }
+  }
+
+  /**
+   * isolated-vm's memory limit is checked as the heap grows: memory outside the heap (array buffers) and a single
+   * allocation past the limit get by it, and a built-in that grows the process by hundreds of MB a second runs
+   * on until it ends. So the host samples, while runs are in flight: an isolate over its `memoryMb` counting array
+   * buffers, or the process over `maxRssBytes`, ends the run holding it MEMORY_LIMIT. The process check reads
+   * only RSS, which works while an isolate's thread is busy; heap statistics wait for the isolate, and are
+   * skipped while one is still pending.
+   */
+  private sampleMemory(): void {
+    if (this.inFlight === 0) return;
+    const rss = process.memoryUsage.rss();
+    if (rss > this.peakRss) this.peakRss = rss;
+    const busy = [...this.isolates.values(), ...this.retired].filter((isolate) => isolate.activeRuns > 0);
+    if (rss > this.maxRssBytes) {
+      // The isolate whose entry has been running longest is the one growing: the others are between entries. An entry
+      // younger than a sample did not make the process this large (an executor that grew slowly is retired by its
+      // heartbeat instead, and nobody is blamed).
+      let culprit: TenantIsolate | undefined;
+      const before = performance.now() - this.options.memorySampleMs;
+      for (const isolate of busy) {
+        const since = isolate.busySince;
+        if (since === undefined || since > before) continue;
+        if (culprit?.busySince === undefined || since < culprit.busySince) culprit = isolate;
+      }
+      culprit?.memoryExceeded(
+        `the process passed its ${Math.round(this.maxRssBytes / 1024 / 1024)} MB resident memory while this code ran`,
+      );
+    }
+    for (const isolate of busy) {
+      const limit = this.memoryLimitBytes(isolate);
+      void isolate.memoryBytes().then((bytes) => {
+        if (bytes !== undefined && bytes > limit) {
+          isolate.memoryExceeded(
+            `the code used more than its ${limit / 1024 / 1024} MB of memory (array buffers count)`,
+          );
+        }
+      });
+    }
   }
 
   /**
@@ -107,6 +190,7 @@ export class SandboxRuntime {
         (disposed) => this.forget(disposed),
         this.options.entryMode,
         this.entries,
+        this.enforcement,
       );
     } catch {
       // A spare is an optimisation: the next new tenant builds its isolate itself, as without one.
@@ -200,6 +284,7 @@ export class SandboxRuntime {
       isolatesDisposed: this.disposedCount,
       runs: this.runs,
       inFlight: this.inFlight,
+      peakRssBytes: this.peakRss,
       syncEntries: this.entries.sync,
       asyncEntries: this.entries.async,
       spares: this.spare !== undefined && !this.spare.disposed ? 1 : 0,
@@ -210,6 +295,7 @@ export class SandboxRuntime {
   /** Disposes every isolate; runs still in flight end as SANDBOX_CRASH. */
   dispose(): void {
     this.disposedRuntime = true;
+    if (this.sampler !== undefined) clearInterval(this.sampler);
     if (this.spareTimer !== undefined) clearTimeout(this.spareTimer);
     if (this.spare !== undefined) this.disposeIsolate(this.spare, 'the runtime was disposed');
     this.spare = undefined;
@@ -261,6 +347,7 @@ export class SandboxRuntime {
         (disposed) => this.forget(disposed),
         this.options.entryMode,
         this.entries,
+        this.enforcement,
       );
       this.created += 1;
     }

@@ -12,6 +12,7 @@ import { BudgetExceededError } from './budget-exceeded.error';
 import type { CallBudget } from './call-budget';
 import type { CodeProfile } from './code-profile';
 import type { PreparedCode } from './code-shape';
+import type { EntryWatch } from './entry-watch';
 import { preludeSource, realmSource, sesSource } from './isolate-sources';
 import type { RunEnd, RunEndBody } from './run-end.types';
 import type { RunFailure, RunRequest, ToolBridge } from './sandbox.types';
@@ -26,6 +27,26 @@ export type EntryMode = 'sync' | 'async' | 'adaptive';
 export interface EntryCounters {
   sync: number;
   async: number;
+}
+
+/**
+ * How the host ends runs from outside the isolate (see EntryWatch for why it has to). `overrunGraceMs`: an async
+ * entry still inside the isolate this long after its run's time limit is ended by the host, and the isolate disposed.
+ * `stuckGraceMs`: a disposed isolate whose entry has not returned this long after is reported to `watch`.
+ */
+export interface HostEnforcement {
+  watch?: EntryWatch;
+  overrunGraceMs: number;
+  stuckGraceMs: number;
+}
+
+export const DEFAULT_ENFORCEMENT: HostEnforcement = { overrunGraceMs: 250, stuckGraceMs: 500 };
+
+/** An async entry in flight: since when it has held the isolate (or was made), and how long it may run. */
+interface InEntry {
+  run: ActiveRun;
+  startedAt: number;
+  limitMs: number;
 }
 
 /** Host-side state of one run inside the isolate. */
@@ -104,6 +125,12 @@ export class TenantIsolate {
   private disposedReason: string | undefined;
   /** A `prepare` entry is scheduled for when this turn of the event loop is over. */
   private preparing = false;
+  /** Async entries in flight, oldest first: isolated-vm runs an isolate's entries in order, so the first holds it. */
+  private readonly inEntries = new Set<InEntry>();
+  /** Fires when the entry holding the isolate is past its limit plus the grace (see overrun). */
+  private overrunTimer: NodeJS.Timeout | undefined;
+  /** Heap statistics asked for and not answered (they wait for the isolate while an entry holds it). */
+  private sampling = false;
   /** Runs started in this isolate, for recycling. */
   runsStarted = 0;
   lastUsedAt = Date.now();
@@ -119,6 +146,7 @@ export class TenantIsolate {
     private readonly onDisposed: (isolate: TenantIsolate) => void,
     private readonly entryMode: EntryMode,
     private readonly counters: EntryCounters,
+    private readonly enforcement: HostEnforcement,
   ) {}
 
   /** Creates the isolate, evaluates SES and the prelude, and locks the realm down (tens of ms, once). */
@@ -128,6 +156,7 @@ export class TenantIsolate {
     onDisposed: (isolate: TenantIsolate) => void = () => undefined,
     entryMode: EntryMode = 'adaptive',
     counters: EntryCounters = { sync: 0, async: 0 },
+    enforcement: HostEnforcement = DEFAULT_ENFORCEMENT,
   ): TenantIsolate {
     const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
     try {
@@ -159,6 +188,7 @@ export class TenantIsolate {
         onDisposed,
         entryMode,
         counters,
+        enforcement,
       );
       target.instance.prepareNext();
       return target.instance;
@@ -183,6 +213,53 @@ export class TenantIsolate {
       (stats) => stats.used_heap_size,
       () => 0,
     );
+  }
+
+  /**
+   * Heap in use plus memory held outside the heap (array buffers), for the host's sampling; undefined when the
+   * isolate is gone or a sample is already waiting for it (an entry holds the isolate).
+   */
+  async memoryBytes(): Promise<number | undefined> {
+    if (this.disposed || this.sampling) return undefined;
+    this.sampling = true;
+    try {
+      const stats = await this.isolate.getHeapStatistics();
+      return stats.used_heap_size + stats.externally_allocated_size;
+    } catch {
+      return undefined;
+    } finally {
+      this.sampling = false;
+    }
+  }
+
+  /** When the oldest async entry in flight began (performance.now()), if one is. */
+  get busySince(): number | undefined {
+    for (const entry of this.inEntries) return entry.startedAt;
+    return undefined;
+  }
+
+  /**
+   * The host's sampling found this isolate, or the process, over its memory: the run holding the isolate (else the
+   * oldest) ends MEMORY_LIMIT under the same rule as isolated-vm's own limit (see entryFailed), the others with the
+   * isolate.
+   */
+  memoryExceeded(message: string): void {
+    if (this.disposed) return;
+    let culprit: ActiveRun | undefined;
+    for (const entry of this.inEntries) {
+      if (!entry.run.done) {
+        culprit = entry.run;
+        break;
+      }
+    }
+    culprit ??= this.runs.values().next().value;
+    if (culprit === undefined) {
+      this.dispose(message);
+      return;
+    }
+    this.limitHit(culprit, ErrorCode.MEMORY_LIMIT, message, {
+      collateral: this.runs.size > 1 && !culprit.usedBridge && !culprit.retry,
+    });
   }
 
   /** Runs prepared code once; the promise always resolves (every failure is a RunEnd). */
@@ -257,7 +334,7 @@ export class TenantIsolate {
    * Disposes the isolate. Runs still in it end as SANDBOX_CRASH marked collateral; the runtime retries those that
    * never reached the bridge (no side effects yet), such as a run still queued behind the one that hit the limit.
    */
-  dispose(reason = 'the isolate was disposed'): void {
+  dispose(reason = 'the isolate was disposed', culprit?: { run: ActiveRun; code: ErrorCode }): void {
     if (this.disposedReason !== undefined) return;
     this.disposedReason = reason;
     for (const run of [...this.runs.values()]) {
@@ -269,6 +346,71 @@ export class TenantIsolate {
       // Already torn down by isolated-vm (memory limit): nothing left to release.
     }
     this.onDisposed(this);
+    if (this.inEntries.size > 0) this.watchStuck(culprit);
+  }
+
+  /**
+   * A disposed isolate's entries normally return at once (rejected). One that does not is a thread still inside a
+   * built-in that checks no interrupt: its runs are answered now, and the process is reported, since only ending
+   * it stops that thread (it may be allocating hundreds of MB a second).
+   */
+  private watchStuck(culprit: { run: ActiveRun; code: ErrorCode } | undefined): void {
+    const timer = setTimeout(() => {
+      if (this.inEntries.size === 0) return;
+      const stuck = culprit ?? { run: [...this.inEntries][0].run, code: ErrorCode.TIMEOUT };
+      for (const { run } of this.inEntries) if (run.end !== undefined) run.resolve(run.end);
+      const { request } = stuck.run;
+      this.enforcement.watch?.stuck({
+        invocationId: request.context.invocationId,
+        toolId: request.toolId,
+        version: request.version,
+        code: stuck.code === ErrorCode.MEMORY_LIMIT ? ErrorCode.MEMORY_LIMIT : ErrorCode.TIMEOUT,
+        reason: `its isolate did not come back ${this.enforcement.stuckGraceMs} ms after it was disposed (${this.disposedReason ?? ''})`,
+      });
+    }, this.enforcement.stuckGraceMs);
+    timer.unref();
+  }
+
+  /**
+   * An async entry is still in the isolate `overrunGraceMs` after its run's time limit: isolated-vm's timeout did not
+   * stop it (a long built-in). The run holding the isolate is the oldest entry; it ends TIMEOUT, blamed, and the
+   * isolate goes. Answered at once: the entry may never return.
+   */
+  private overrun(): void {
+    this.overrunTimer = undefined;
+    if (this.disposed) return;
+    const entry = [...this.inEntries][0];
+    if (entry === undefined) return;
+    const holder = entry.run;
+    const { timeoutMs } = holder.request.limits;
+    this.finish(
+      holder,
+      {
+        kind: 'failed',
+        error: {
+          code: ErrorCode.TIMEOUT,
+          message: `the code ran longer than its ${timeoutMs} ms timeout (ended by the host)`,
+        },
+      },
+      true,
+    );
+    this.dispose(`another run hit ${ErrorCode.TIMEOUT}`, { run: holder, code: ErrorCode.TIMEOUT });
+  }
+
+  /**
+   * isolated-vm runs an isolate's async entries one after another, in the order they were made, and an entry's timeout
+   * runs while it holds the isolate. So the first entry in flight is the one running, since the one before it
+   * returned: its time counts from then (an entry that waited behind its tenant's other runs is not blamed for
+   * their time), and the overrun timer is set for it.
+   */
+  private watchHolder(): void {
+    clearTimeout(this.overrunTimer);
+    this.overrunTimer = undefined;
+    const holder = [...this.inEntries][0];
+    if (holder === undefined || this.disposed) return;
+    holder.startedAt = Math.max(holder.startedAt, performance.now());
+    const dueIn = holder.startedAt + holder.limitMs + this.enforcement.overrunGraceMs - performance.now();
+    this.overrunTimer = setTimeout(() => this.overrun(), Math.max(1, Math.ceil(dueIn)));
   }
 
   private collateral(reason: string): RunFailure {
@@ -295,7 +437,13 @@ export class TenantIsolate {
       this.counters.async += 1;
       this.asyncInFlight += 1;
       run.entries += 1;
+      const inEntry: InEntry = { run, startedAt: started, limitMs: remaining };
+      this.inEntries.add(inEntry);
+      if (this.inEntries.size === 1) this.watchHolder();
       const ended = (): number => {
+        const held = [...this.inEntries][0] === inEntry;
+        this.inEntries.delete(inEntry);
+        if (held) this.watchHolder();
         this.asyncInFlight -= 1;
         run.entries -= 1;
         const elapsed = performance.now() - started;
@@ -316,14 +464,18 @@ export class TenantIsolate {
       return;
     }
     this.counters.sync += 1;
+    const { watch } = this.enforcement;
+    watch?.syncEntry(run.request, Date.now() + remaining);
     try {
       ref.applySync(undefined, args, { timeout: Math.ceil(remaining) });
     } catch (error) {
+      watch?.syncExit();
       const elapsed = performance.now() - started;
       this.account(run, elapsed, cpuMsSince());
       this.entryFailed(run, error, elapsed, Math.ceil(remaining));
       return;
     }
+    watch?.syncExit();
     this.account(run, performance.now() - started, cpuMsSince());
     this.afterEntry(run);
   }
@@ -393,7 +545,7 @@ export class TenantIsolate {
     attribution: { collateral?: boolean; blameless?: boolean } = {},
   ): void {
     this.finish(run, { kind: 'failed', error: { code, message }, ...attribution });
-    this.dispose(`another run hit ${code}`);
+    this.dispose(`another run hit ${code}`, { run, code });
   }
 
   private onWallClock(run: ActiveRun): void {

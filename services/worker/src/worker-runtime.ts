@@ -78,6 +78,7 @@ export class WorkerRuntime {
         prefix: config.QUEUE_PREFIX,
         concurrency: config.WORKER_CONCURRENCY,
         lockDurationMs: executorLockDurationMs(config),
+        outcomes: this.outcomes,
         ...(suspects && soloAnnouncer
           ? {
               solo: {
@@ -119,9 +120,9 @@ export class WorkerRuntime {
     return true;
   }
 
-  consume(): void {
+  consume(concurrency?: number): void {
     if (this.started) return;
-    this.processor.start();
+    this.processor.start(concurrency);
     this.started = true;
   }
 

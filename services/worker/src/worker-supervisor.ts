@@ -16,7 +16,6 @@ import { CrashedRunRecovery } from './executor/crashed-run-recovery';
 import { CrashSuspects } from './executor/crash-suspects';
 import { stuckAfterMs } from './executor/executor-deadlines';
 import { ExecutorPool } from './executor/executor-pool';
-import { EXECUTOR_CONCURRENCY_ENV } from './executor/executor-env';
 import { ReplyPublisher } from './invocation/reply-publisher';
 import { OutcomePublisher } from './outcomes/outcome-publisher';
 import type { WorkerConfig } from './worker.config';
@@ -65,6 +64,10 @@ export class WorkerSupervisor {
       'toolhost_worker_solo_runs_total',
       'Runs of crash suspects (tools running when an executor died beside other runs) that went alone',
     );
+    const overruns = metrics.counter(
+      'toolhost_worker_executor_overruns_total',
+      'Executors killed because a run outlived its time or memory limit inside an isolate that did not come back',
+    );
     const requeued = metrics.counter(
       'toolhost_worker_crash_requeued_total',
       'Jobs a dead executor held that had not started (they waited behind a run going alone), put back in the queue',
@@ -74,22 +77,24 @@ export class WorkerSupervisor {
         size,
         standby: config.EXECUTOR_STANDBY === 'on',
         modulePath: join(__dirname, 'executor', 'executor.main.js'),
-        // WORKER_CONCURRENCY is the whole worker's; each executor takes its share.
-        env: { [EXECUTOR_CONCURRENCY_ENV]: String(Math.max(1, Math.ceil(config.WORKER_CONCURRENCY / size))) },
+        // WORKER_CONCURRENCY is the whole worker's; each executor takes its exact share.
+        concurrency: config.WORKER_CONCURRENCY,
+        env: {},
         maxOldSpaceMb: 512,
         // Past a run's own wall clock, an executor that sends no heartbeat is stuck, not busy. Its jobs' BullMQ locks
         // are made to outlive this (executorLockDurationMs), so that crash recovery still finds them.
         heartbeatTimeoutMs: stuckAfterMs(config),
         drainTimeoutMs: stuckAfterMs(config),
+        overrunDrainMs: config.EXECUTOR_OVERRUN_DRAIN_MS,
       },
       {
-        onCrash: async (workerId, reason, soloJobId) => {
+        onCrash: async (workerId, reason, soloJobId, overrun) => {
           const {
             ended,
             requeued: putBack,
             accused,
             culprit,
-          } = await this.recovery.recover(workerId, reason, soloJobId);
+          } = await this.recovery.recover(workerId, reason, soloJobId, overrun);
           requeued.inc(putBack);
           // The dead executor cannot count these; summed with the executors' own series of the same name. A run
           // whose caller had been answered ends with that answer, so each is counted by its own status and code.
@@ -114,7 +119,7 @@ export class WorkerSupervisor {
           }
         },
         onLog: (level, message) => this.logger[level](message),
-        onCount: (event) => ({ crash: crashes, restart: restarts, solo: soloRuns })[event].inc(),
+        onCount: (event) => ({ crash: crashes, restart: restarts, solo: soloRuns, overrun: overruns })[event].inc(),
       },
     );
     metrics.addRemoteSource(() => this.pool.collectMetrics());

@@ -35,7 +35,38 @@ export const workerEnvSchema = {
       type: 'integer',
       default: 1024,
       minimum: 64,
-      description: 'an executor process is replaced when its RSS grows past this',
+      description:
+        'an executor process is replaced when its RSS grows past this; a run inside an isolate while it does ends MEMORY_LIMIT',
+    },
+    SANDBOX_OVERRUN_GRACE_MS: {
+      type: 'integer',
+      default: 250,
+      minimum: 10,
+      description:
+        "a run still inside its isolate this long past its timeoutMs (or the wall clock) is ended TIMEOUT by the host and the isolate disposed (isolated-vm's timeout does not interrupt long built-ins)",
+    },
+    SANDBOX_STUCK_GRACE_MS: {
+      type: 'integer',
+      default: 500,
+      minimum: 10,
+      description:
+        'an isolate that has not returned this long after it was disposed (or a synchronous entry past its limit plus both graces) gets its executor killed and replaced; the run ends with its limit code',
+    },
+    EXECUTOR_OVERRUN_DRAIN_MS: {
+      type: 'integer',
+      default: 2_000,
+      minimum: 0,
+      description:
+        'an executor killed for a run whose thread did not come back after its timeout is replaced at once and first given this long to finish its other runs (0: killed at once; memory overruns always are)',
+    },
+    SANDBOX_MEMORY_SAMPLE_MS: {
+      type: 'integer',
+      // A built-in can grow the process by ~300 MB a second: sampled every 100 ms, a run is stopped within some tens
+      // of MB of the limit; each sample is one RSS read plus a heap query per busy isolate.
+      default: 100,
+      minimum: 10,
+      description:
+        'how often an executor samples its RSS and its busy isolates (heap plus array buffers) against SANDBOX_MAX_RSS_MB and each memoryMb',
     },
     SANDBOX_MODE: {
       type: 'string',
@@ -98,6 +129,10 @@ export interface WorkerConfig extends CommonConfig {
   SANDBOX_PROCESSES?: number;
   SANDBOX_MAX_RUNS_PER_PROCESS: number;
   SANDBOX_MAX_RSS_MB: number;
+  SANDBOX_OVERRUN_GRACE_MS: number;
+  SANDBOX_STUCK_GRACE_MS: number;
+  SANDBOX_MEMORY_SAMPLE_MS: number;
+  EXECUTOR_OVERRUN_DRAIN_MS: number;
   SANDBOX_MODE: 'compartment' | 'fresh-context';
   INVOCATION_WALL_CLOCK_MS: number;
   EXECUTOR_STUCK_GRACE_MS: number;

@@ -2,7 +2,8 @@
 // FAKE_START_DELAY_MS: busy-wait before the first message (a slow start); FAKE_SILENT=1: no heartbeats after
 // 'consuming' (stuck); FAKE_RETIRE_AFTER_MS: say 'retiring' then exit 0 after this long; FAKE_SOLO_THEN_DIE=<job>:
 // announce that job as running alone and kill itself as soon as the message is written (FAKE_SOLO_ENDED=1: announce
-// its end first).
+// its end first). FAKE_REPORT_CONCURRENCY=1: a gauge `fake_concurrency` with the share of jobs it was given (from its
+// environment, or the 'consume' message that promoted it).
 'use strict';
 const send = (message) => process.connected && process.send(message, undefined, undefined, () => undefined);
 const startDelay = Number(process.env.FAKE_START_DELAY_MS || 0);
@@ -15,9 +16,21 @@ send({ type: 'heartbeat', rssBytes: 1, metrics: [] });
 const consuming = () => send({ type: 'consuming', workerId: `fake-${process.pid}` });
 if (process.env.TOOLHOST_EXECUTOR_STANDBY !== '1') consuming();
 // One run counted, one in flight: a counter the worker must keep after this process is gone, a gauge it must not.
+let concurrency = Number(process.env.TOOLHOST_EXECUTOR_CONCURRENCY) || 0;
 const snapshot = () => [
   { name: 'fake_total', help: 'h', type: 'counter', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
   { name: 'fake_in_flight', help: 'h', type: 'gauge', values: [{ value: 1, labels: {} }], aggregator: 'sum' },
+  ...(process.env.FAKE_REPORT_CONCURRENCY === '1'
+    ? [
+        {
+          name: 'fake_concurrency',
+          help: 'h',
+          type: 'gauge',
+          values: [{ value: concurrency, labels: {} }],
+          aggregator: 'sum',
+        },
+      ]
+    : []),
 ];
 if (process.env.FAKE_SILENT !== '1') {
   setInterval(() => {
@@ -42,6 +55,9 @@ if (process.env.FAKE_SOLO_THEN_DIE) {
 }
 process.on('message', (message) => {
   if (message && message.type === 'drain') setTimeout(() => process.exit(0), 50);
-  if (message && message.type === 'consume') consuming();
+  if (message && message.type === 'consume') {
+    concurrency = message.concurrency;
+    consuming();
+  }
 });
 setInterval(() => undefined, 1 << 30);

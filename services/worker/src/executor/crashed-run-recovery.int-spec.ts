@@ -211,6 +211,65 @@ describe('CrashedRunRecovery', () => {
     for (const data of [waiting, alsoWaiting, answered]) expect(suspects.has(data)).toBe(false);
   });
 
+  it('ends the run an executor was killed for with its limit code, blamed, and the others blameless', async () => {
+    const [culprit, neighbour] = await hold(['exec-o:1', 'exec-o:2']);
+    const overrun = {
+      invocationId: culprit.invocationId,
+      toolId: culprit.toolId,
+      version: culprit.version,
+      code: 'TIMEOUT' as const,
+      reason: 'its isolate did not come back',
+    };
+    const recovered = await recovery.recover('exec-o', 'killed by SIGKILL', undefined, overrun);
+    expect(recovered).toMatchObject({ culprit: culprit.invocationId, accused: 1 });
+    const outcome = (id: string) => published.find((o) => o.invocationId === id);
+    expect(outcome(culprit.invocationId)).toMatchObject({ status: 'failed', errorCode: 'TIMEOUT' });
+    expect(outcome(culprit.invocationId)?.blameless).toBeUndefined();
+    expect(outcome(neighbour.invocationId)).toMatchObject({ errorCode: 'SANDBOX_CRASH', blameless: true });
+    expect((await queue.getJob(culprit.invocationId))?.returnvalue).toMatchObject({ error: { code: 'TIMEOUT' } });
+    // Only the culprit's tool is suspected: the neighbour did nothing.
+    await suspects.refresh();
+    expect(suspects.has(culprit)).toBe(true);
+    expect(suspects.has(neighbour)).toBe(false);
+  });
+
+  it('suspects an overrun tool whose run was already answered, and ends the rest blameless', async () => {
+    const [neighbour] = await hold(['exec-p:1']);
+    const gone = job(randomUUID());
+    const recovered = await recovery.recover('exec-p', 'killed by SIGKILL', undefined, {
+      invocationId: gone.invocationId,
+      toolId: gone.toolId,
+      version: 1,
+      code: 'MEMORY_LIMIT',
+      reason: 'its isolate did not come back',
+    });
+    expect(recovered.culprit).toBeUndefined();
+    expect(published).toEqual([expect.objectContaining({ invocationId: neighbour.invocationId, blameless: true })]);
+    await suspects.refresh();
+    expect(suspects.has(gone)).toBe(true);
+    expect(suspects.has(neighbour)).toBe(false);
+  });
+
+  it("reads only the dead executor's jobs, not every active job of the queue", async () => {
+    const [mine] = await hold(['exec-q:1']);
+    const others = await hold(Array.from({ length: 20 }, (_, i) => `exec-r:${i + 1}`));
+    const touched: string[] = [];
+    const send = connection.sendCommand.bind(connection);
+    const spy = jest.spyOn(connection, 'sendCommand').mockImplementation((command, stream) => {
+      touched.push(...command.args.map((arg) => String(arg)));
+      return send(command, stream);
+    });
+    try {
+      const recovered = await recovery.recover('exec-q', 'killed by SIGKILL');
+      expect(recovered.ended.map((invocation) => invocation.id)).toEqual([mine.invocationId]);
+    } finally {
+      spy.mockRestore();
+    }
+    // Their locks are read (that is how the dead executor's are told apart); their records, inputs included, are not.
+    for (const data of others) expect(touched).not.toContain(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`);
+    expect(touched).toContain(`${prefix}:${INVOCATIONS_QUEUE}:${mine.invocationId}`);
+  });
+
   it('does not record an answer for a job whose lock another holder has', async () => {
     const [data] = await hold(['exec-e:1']);
     await answerAs(data, 'exec-old:7');

@@ -1,6 +1,7 @@
 import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { ErrorCode, isFinishedInvocation, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, isFinishedInvocation, type Invocation, type InvocationError } from '@toolhost/contracts';
+import type { RunOverrun } from '@toolhost/sandbox';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, sha256 } from '../invocation/invocation-runner';
 import type { OutcomeSink } from '../invocation/outcome-writes';
@@ -15,7 +16,7 @@ export interface Recovered {
   requeued: number;
   /** Tool versions made crash suspects (their next runs go alone). */
   accused: number;
-  /** The job the crash was pinned on: the one the executor ran alone. */
+  /** The job the crash was pinned on: the one the executor ran alone, or the one it was killed for (an overrun). */
   culprit?: string;
 }
 
@@ -32,6 +33,10 @@ export interface Recovered {
  * that was alone counts as a failure; several are each `blameless` (usage and last error, not a consecutive failure
  * that could disable the tool). Either way the tool versions it held become suspects, so their next runs go alone
  * and the next crash is pinned on the one that causes it.
+ *
+ * An executor killed by the supervisor for an overrun (a run past its time or memory inside an isolate that did not
+ * come back) names its culprit: that run ends with the limit's code (TIMEOUT, MEMORY_LIMIT) and counts as its
+ * tool's failure, its tool version alone is suspected, and the other runs end SANDBOX_CRASH, blameless.
  */
 export class CrashedRunRecovery {
   private readonly queue: Queue<InvocationJob, Invocation>;
@@ -52,23 +57,25 @@ export class CrashedRunRecovery {
    * the queue when it had not started behind `soloJobId`, the run the executor announced as going alone.
    * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
    */
-  async recover(workerId: string, reason: string, soloJobId?: string): Promise<Recovered> {
-    const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
-    for (const job of await this.queue.getActive()) {
-      if (job.id === undefined) continue;
-      const token = await this.redis.get(this.queue.toKey(`${job.id}:lock`));
-      if (token === null || !token.startsWith(`${workerId}:`)) continue;
-      held.push({ job, token });
-    }
+  async recover(workerId: string, reason: string, soloJobId?: string, overrun?: RunOverrun): Promise<Recovered> {
+    const held = await this.heldBy(workerId);
     const solo = held.find(({ job }) => job.id === soloJobId);
+    // The overrun's run may be nested (then its root is not told apart) or already answered by the executor.
+    const overran = overrun && held.find(({ job }) => job.id === overrun.invocationId);
     // Before anything ends: a suspect's next job may be taken as soon as the executor's are given out.
-    const accused = solo ? [solo] : held;
+    const accused = overrun ? [overrun] : (solo ? [solo] : held).map(({ job }) => job.data);
     // (A failed accusation must not keep the runs from ending: they would then hang until their locks lapse.)
-    const suspected = await this.suspects.accuse(accused.map(({ job }) => job.data)).then(
+    const suspected = await this.suspects.accuse(accused).then(
       () => accused.length,
       () => 0,
     );
-    const result: Recovered = { ended: [], requeued: 0, accused: suspected, ...(solo ? { culprit: solo.job.id } : {}) };
+    const culprit = overran ?? solo;
+    const result: Recovered = {
+      ended: [],
+      requeued: 0,
+      accused: suspected,
+      ...(culprit ? { culprit: culprit.job.id } : {}),
+    };
     for (const { job, token } of held) {
       if (solo && job !== solo.job && !isFinishedInvocation(job.returnvalue)) {
         // It waited for the solo run to end: it never started, so it runs elsewhere rather than failing. (It fails
@@ -80,10 +87,43 @@ export class CrashedRunRecovery {
         if (back) result.requeued += 1;
         continue;
       }
-      const invocation = await this.end(job, token, reason, !solo && held.length > 1);
+      const invocation =
+        overrun === undefined
+          ? await this.end(job, token, reason, !solo && held.length > 1)
+          : job === overran?.job
+            ? await this.end(job, token, reason, false, {
+                code: overrun.code,
+                message:
+                  overrun.code === ErrorCode.TIMEOUT
+                    ? 'the code ran past its time limit inside a call that could not be interrupted; its process was ended'
+                    : 'the code grew its process past its memory limit; its process was ended',
+              })
+            : // Killed for another run's overrun: nothing of its own.
+              await this.end(job, token, reason, true);
       if (invocation) result.ended.push(invocation);
     }
     return result;
+  }
+
+  /**
+   * The active jobs whose locks `workerId` holds. Only ids and locks are read for the whole queue (the active list, and
+   * every lock in one pipelined round trip); whole jobs, inputs included, only for the ones held: a crash under load
+   * costs what the dead executor held, not a read of every job in flight across the cluster one lock at a time.
+   */
+  private async heldBy(workerId: string): Promise<{ job: Job<InvocationJob, Invocation>; token: string }[]> {
+    const ids = await this.redis.lrange(this.queue.toKey('active'), 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.get(this.queue.toKey(`${id}:lock`));
+    const locks = (await pipeline.exec()) ?? [];
+    const held: { job: Job<InvocationJob, Invocation>; token: string }[] = [];
+    for (const [index, id] of ids.entries()) {
+      const [error, token] = locks[index] ?? [null, null];
+      if (error !== null || typeof token !== 'string' || !token.startsWith(`${workerId}:`)) continue;
+      const job = await Job.fromId<InvocationJob, Invocation>(this.queue, id);
+      if (job?.id !== undefined) held.push({ job, token });
+    }
+    return held;
   }
 
   async close(): Promise<void> {
@@ -95,6 +135,7 @@ export class CrashedRunRecovery {
     token: string,
     reason: string,
     blameless: boolean,
+    limit?: InvocationError,
   ): Promise<Invocation | undefined> {
     const data = job.data;
     const startedAt = new Date(job.processedOn ?? Date.now());
@@ -107,7 +148,7 @@ export class CrashedRunRecovery {
     const durationMs = answered?.durationMs ?? Math.max(0, finishedAt.getTime() - startedAt.getTime());
     const error = answered
       ? answered.error
-      : { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` };
+      : (limit ?? { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` });
     const invocation = answered ?? failedInvocation(data, error!, durationMs);
     // The outcome first: once the job completes, nothing else would report this run.
     await this.outcomes.publish({

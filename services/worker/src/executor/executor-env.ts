@@ -3,3 +3,6 @@ export const EXECUTOR_CONCURRENCY_ENV = 'TOOLHOST_EXECUTOR_CONCURRENCY';
 
 /** Set to '1' for a standby executor: loaded and warm, it consumes only once the supervisor says 'consume'. */
 export const EXECUTOR_STANDBY_ENV = 'TOOLHOST_EXECUTOR_STANDBY';
+
+/** The file descriptor of the report pipe the supervisor gives an executor (see ENTRY_WATCHDOG_SOURCE). */
+export const EXECUTOR_REPORT_FD_ENV = 'TOOLHOST_EXECUTOR_REPORT_FD';

@@ -30,6 +30,8 @@ function pool(
       maxOldSpaceMb: 64,
       heartbeatTimeoutMs: 1_000,
       drainTimeoutMs: 2_000,
+      overrunDrainMs: 0,
+      concurrency: 64,
       ...overrides,
     },
     {
@@ -141,6 +143,36 @@ describe('ExecutorPool', () => {
     expect(pids(executors)).not.toContain(consuming);
     // Only consuming executors are asked for metrics; the standby counted nothing.
     expect(await executors.collectMetrics()).toHaveLength(2); // retired totals + the promoted one
+  }, 30_000);
+
+  it('splits the concurrency exactly among the executors, a promoted standby taking the share of the one it replaces', async () => {
+    const { pool: executors } = pool({ FAKE_REPORT_CONCURRENCY: '1' }, { size: 3, standby: true, concurrency: 64 });
+    pools.push(executors);
+    executors.start();
+    const total = async (): Promise<string> => AggregatorRegistry.aggregate(await executors.collectMetrics()).metrics();
+    const consumingWithMetrics = () =>
+      executors.stats().consuming === 3 &&
+      executors.stats().standby === 1 &&
+      inside(executors)
+        .filter((e) => e.process.pid !== standbyPid(executors))
+        .every((e) => e.lastMetrics !== undefined);
+    await until(consumingWithMetrics);
+    // 22 + 21 + 21: rounding each share up gave 66.
+    expect(await total()).toMatch(/^fake_concurrency 64$/m);
+    const [victim] = pids(executors).filter((pid) => pid !== standbyPid(executors));
+    process.kill(victim, 'SIGKILL');
+    await until(() => !pids(executors).includes(victim) && consumingWithMetrics());
+    // Each heartbeat comes within 100 ms; the promoted standby's first one after 'consume' carries its share.
+    await until(() => {
+      const live = inside(executors).filter((e) => e.process.pid !== standbyPid(executors));
+      return live.every((e) => JSON.stringify(e.lastMetrics).includes('fake_concurrency'));
+    });
+    const settled = async (): Promise<boolean> => /^fake_concurrency 64$/m.test(await total());
+    const deadline = Date.now() + 15_000;
+    while (!(await settled())) {
+      if (Date.now() > deadline) throw new Error(`the shares do not add up: ${await total()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }, 30_000);
 
   it('keeps the counters of an executor that is gone, not its gauges', async () => {

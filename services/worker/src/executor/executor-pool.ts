@@ -1,13 +1,18 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
 import { WATCHDOG_EVERY_MS } from './executor-deadlines';
-import { EXECUTOR_STANDBY_ENV } from './executor-env';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
 
 export interface ExecutorPoolOptions {
-  /** Executor processes kept running. */
+  /** Executor processes kept running (at most `concurrency`: each takes at least one job at a time). */
   size: number;
+  /** Jobs run at once by all the executors together, split exactly among them. */
+  concurrency: number;
   /** Keep one more executor loaded and idle, to replace one that dies or retires at once. */
   standby: boolean;
   /** The executor entry point (executor.main.js). */
@@ -20,6 +25,12 @@ export interface ExecutorPoolOptions {
   heartbeatTimeoutMs: number;
   /** How long a drain may take before the executors still running are killed. */
   drainTimeoutMs: number;
+  /**
+   * An executor that reports a run past its time limit whose thread does not come back, from its main thread (which
+   * is free), is replaced at once and given this long to finish its other runs before it is killed. 0 kills it at
+   * once. A memory overrun, or one reported by the watchdog thread (the main thread is held), is killed at once.
+   */
+  overrunDrainMs: number;
 }
 
 export interface ExecutorPoolEvents {
@@ -27,10 +38,10 @@ export interface ExecutorPoolEvents {
    * An executor died with runs in flight: end them (its BullMQ worker id prefixes their lock tokens). `soloJobId` is
    * the job it had announced as running alone, if any: the crash is that run's.
    */
-  onCrash(workerId: string, reason: string, soloJobId: string | undefined): Promise<void>;
+  onCrash(workerId: string, reason: string, soloJobId: string | undefined, overrun?: RunOverrun): Promise<void>;
   onLog(level: 'warn' | 'error', message: string): void;
   /** Counted as it happens (for counters: the pool's own stats are totals since start). */
-  onCount?(event: 'crash' | 'restart' | 'solo'): void;
+  onCount?(event: 'crash' | 'restart' | 'solo' | 'overrun'): void;
 }
 
 export interface ExecutorPoolStats {
@@ -44,8 +55,18 @@ export interface ExecutorPoolStats {
   restarts: number;
 }
 
+/**
+ * Executor `slot`'s share of `total` jobs at once over `size` executors: the totals add up exactly (64 over 3 is
+ * 22 + 21 + 21; rounding every share up made 66).
+ */
+export function concurrencyShare(total: number, size: number, slot: number): number {
+  return Math.floor(total / size) + (slot < total % size ? 1 : 0);
+}
+
 class Executor {
   workerId: string | undefined;
+  /** Which share of the concurrency it has (a replacement takes the slot, and share, of the one it replaces). */
+  slot = -1;
   consuming = false;
   /** Asked to drain, or recycling itself: it is not replaced when it exits. */
   leaving = false;
@@ -57,6 +78,8 @@ class Executor {
   lastMetrics: MetricsSnapshot | undefined;
   /** The job it announced as running alone ('solo'), until it announces its end. */
   soloJobId: string | undefined;
+  /** The run it reported as past its limit in an isolate that does not come back: it was killed for it. */
+  overrun: RunOverrun | undefined;
   exited = false;
   readonly exit: Promise<void>;
   /** Its IPC channel closed: every message it sent before dying has been read. */
@@ -74,6 +97,9 @@ class Executor {
     if (this.process.connected) this.process.send(message, undefined, undefined, () => undefined);
   }
 }
+
+/** The executor's file descriptor of its report pipe (stdio index). */
+const REPORT_FD = 4;
 
 /** How long an executor may take to send its first message; the heartbeat timeout applies after that. */
 const STARTUP_TIMEOUT_MS = 60_000;
@@ -116,8 +142,12 @@ export class ExecutorPool {
   }
 
   start(): void {
-    for (let i = 0; i < this.options.size; i += 1) this.spawn(false);
+    for (let slot = 0; slot < this.size; slot += 1) this.spawn(false, slot);
     if (this.options.standby) this.spawn(true);
+  }
+
+  private get size(): number {
+    return Math.max(1, Math.min(this.options.size, this.options.concurrency));
   }
 
   get isConsuming(): boolean {
@@ -181,17 +211,47 @@ export class ExecutorPool {
     await Promise.all([...this.recoveries]);
   }
 
-  private spawn(standby: boolean): void {
+  /** A consuming executor in `slot`, or (no slot) the standby, whose share is told when it is promoted. */
+  private spawn(standby: true): void;
+  private spawn(standby: false, slot: number): void;
+  private spawn(standby: boolean, slot = -1): void {
     const child = fork(this.options.modulePath, [], {
       // Every process that loads isolated-vm needs --no-node-snapshot.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.options.maxOldSpaceMb}`],
-      env: { ...process.env, ...this.options.env, ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}) },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: {
+        ...process.env,
+        ...this.options.env,
+        [EXECUTOR_REPORT_FD_ENV]: String(REPORT_FD),
+        ...(standby
+          ? {}
+          : { [EXECUTOR_CONCURRENCY_ENV]: String(concurrencyShare(this.options.concurrency, this.size, slot)) }),
+        ...(standby ? { [EXECUTOR_STANDBY_ENV]: '1' } : {}),
+      },
+      // The report pipe: the executor's watchdog thread writes on it when the main thread is held by an isolate entry
+      // (it cannot use the IPC channel, which belongs to that thread).
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
     });
     const executor = new Executor(child);
+    executor.slot = slot;
     this.executors.add(executor);
     if (standby) this.standby = executor;
     child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
+    const reports = child.stdio[REPORT_FD] as Readable | null;
+    if (reports !== null) {
+      reports.on('error', () => undefined);
+      const lines = createInterface({ input: reports, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return;
+        }
+        const message = parseExecutorMessage(parsed);
+        // Only overruns travel on this pipe: the watchdog thread speaks for a main thread that cannot.
+        if (message?.type === 'overrun') this.onOverrun(executor, message, false);
+      });
+    }
     child.on('error', () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
@@ -217,7 +277,7 @@ export class ExecutorPool {
         if (executor.leaving) return;
         executor.leaving = true;
         // The replacement starts now, so capacity does not dip while the old one finishes its runs.
-        if (!this.closing) this.replace(0);
+        if (!this.closing) this.replace(0, executor.slot);
         return;
       case 'solo':
         executor.soloJobId = message.jobId;
@@ -226,7 +286,46 @@ export class ExecutorPool {
       case 'solo-end':
         if (executor.soloJobId === message.jobId) executor.soloJobId = undefined;
         return;
+      case 'overrun':
+        this.onOverrun(executor, message, true);
+        return;
     }
+  }
+
+  /**
+   * A run outlived its limit in a thread that does not come back: only the process's end stops that thread. The
+   * first report is the run it is ended for. Reported by a free main thread for time, the executor is replaced now
+   * and drains for `overrunDrainMs` first, so its neighbours' runs finish; otherwise it is killed at once.
+   */
+  private onOverrun(executor: Executor, message: { type: 'overrun' } & RunOverrun, mainThread: boolean): void {
+    if (executor.overrun !== undefined || executor.exited) return;
+    executor.overrun = {
+      invocationId: message.invocationId,
+      toolId: message.toolId,
+      version: message.version,
+      code: message.code,
+      reason: message.reason,
+    };
+    this.events.onCount?.('overrun');
+    const drainMs = mainThread && message.code === 'TIMEOUT' ? this.options.overrunDrainMs : 0;
+    this.events.onLog(
+      'error',
+      `executor ${String(executor.process.pid)}: run ${message.invocationId} ${message.code}: ${message.reason}; ` +
+        (drainMs > 0 ? `replacing it, killed in ${drainMs} ms` : 'killing it'),
+    );
+    if (drainMs === 0) {
+      executor.process.kill('SIGKILL');
+      return;
+    }
+    if (!executor.leaving) {
+      executor.leaving = true;
+      if (!this.closing) this.replace(0, executor.slot);
+      executor.send({ type: 'drain' });
+    }
+    const timer = setTimeout(() => {
+      if (!executor.exited) executor.process.kill('SIGKILL');
+    }, drainMs);
+    timer.unref();
   }
 
   private async onExit(executor: Executor, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
@@ -249,7 +348,7 @@ export class ExecutorPool {
     const replaceAfter = !this.closing && !executor.leaving;
     if (replaceAfter) {
       if (!executor.consuming) this.earlyDeaths += 1;
-      this.replace(this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths));
+      this.replace(this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths), executor.slot);
     }
     const clean = code === 0 && executor.leaving;
     if (!clean) {
@@ -266,7 +365,7 @@ export class ExecutorPool {
             new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_MESSAGES_WAIT_MS))),
           ]);
           clearTimeout(timer);
-          await this.events.onCrash(workerId, reason, executor.soloJobId);
+          await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun);
         })().catch((error: unknown) => {
           this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
         });
@@ -278,18 +377,19 @@ export class ExecutorPool {
   }
 
   /** A new consuming executor: the standby when one is loaded (then a new standby), else a fresh process. */
-  private replace(delayMs: number): void {
+  private replace(delayMs: number, slot: number): void {
     this.restarts += 1;
     this.events.onCount?.('restart');
     const standby = this.standby;
     if (standby !== undefined && standby.heard && !standby.exited && delayMs === 0) {
       this.standby = undefined;
-      standby.send({ type: 'consume' });
+      standby.slot = slot;
+      standby.send({ type: 'consume', concurrency: concurrencyShare(this.options.concurrency, this.size, slot) });
       this.spawn(true);
       return;
     }
     const timer = setTimeout(() => {
-      if (!this.closing) this.spawn(false);
+      if (!this.closing) this.spawn(false, slot);
     }, delayMs);
     timer.unref();
   }

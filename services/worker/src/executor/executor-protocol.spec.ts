@@ -34,9 +34,18 @@ describe('executor protocol', () => {
     expect(parseExecutorMessage(message)).toBeUndefined();
   });
 
+  it('parses an overrun report, and refuses one with a code other than a limit', () => {
+    const report = { type: 'overrun', invocationId: 'i-1', toolId: 't-1', version: 2, code: 'TIMEOUT', reason: 'r' };
+    expect(parseExecutorMessage(report)).toEqual(report);
+    expect(parseExecutorMessage({ ...report, code: 'SANDBOX_CRASH' })).toBeUndefined();
+    expect(parseExecutorMessage({ ...report, version: '2' })).toBeUndefined();
+  });
+
   it('parses supervisor messages and drops anything else', () => {
     expect(parseSupervisorMessage({ type: 'drain' })).toEqual({ type: 'drain' });
-    expect(parseSupervisorMessage({ type: 'consume' })).toEqual({ type: 'consume' });
+    // A promoted standby is told its share of the worker's concurrency.
+    expect(parseSupervisorMessage({ type: 'consume', concurrency: 21 })).toEqual({ type: 'consume', concurrency: 21 });
+    expect(parseSupervisorMessage({ type: 'consume' })).toBeUndefined();
     expect(parseSupervisorMessage({ type: 'metrics', requestId: 2 })).toBeUndefined();
     expect(parseSupervisorMessage({ type: 'run' })).toBeUndefined();
     expect(parseSupervisorMessage(undefined)).toBeUndefined();

@@ -1,4 +1,6 @@
+import { ErrorCode } from '@toolhost/contracts';
 import type { MetricsSnapshot } from '@toolhost/observability';
+import type { RunOverrun } from '@toolhost/sandbox';
 
 /**
  * IPC between the worker's supervisor and its executor processes. Executors take jobs from Redis themselves, and
@@ -7,8 +9,8 @@ import type { MetricsSnapshot } from '@toolhost/observability';
  */
 export type SupervisorMessage =
   | { type: 'drain' }
-  /** To a standby executor: start consuming (it replaces one that is gone). */
-  | { type: 'consume' };
+  /** To a standby executor: start consuming (it replaces one that is gone), taking that one's share of jobs. */
+  | { type: 'consume'; concurrency: number };
 
 export type ExecutorMessage =
   /** The executor consumes the queue; `workerId` prefixes the lock token of every job it takes. */
@@ -25,7 +27,13 @@ export type ExecutorMessage =
    * before the matching 'solo-end' is that run's, and the jobs it held besides have not started.
    */
   | { type: 'solo'; jobId: string }
-  | { type: 'solo-end'; jobId: string };
+  | { type: 'solo-end'; jobId: string }
+  /**
+   * A run outlived its limit (time, or the process's memory) inside an isolate that does not come back: the
+   * supervisor kills the executor and ends that run with `code`, blamed on its tool. Sent over IPC by the main
+   * thread, or written on the report pipe by the watchdog thread when a synchronous entry holds the main thread.
+   */
+  | ({ type: 'overrun' } & RunOverrun);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value >= 0;
@@ -49,6 +57,20 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
       return typeof value.jobId === 'string' && value.jobId.length > 0
         ? { type: value.type, jobId: value.jobId }
         : undefined;
+    case 'overrun':
+      return typeof value.invocationId === 'string' &&
+        typeof value.toolId === 'string' &&
+        typeof value.version === 'number' &&
+        (value.code === ErrorCode.TIMEOUT || value.code === ErrorCode.MEMORY_LIMIT)
+        ? {
+            type: 'overrun',
+            invocationId: value.invocationId,
+            toolId: value.toolId,
+            version: value.version,
+            code: value.code,
+            reason: typeof value.reason === 'string' ? value.reason.slice(0, 500) : 'unknown',
+          }
+        : undefined;
     default:
       return undefined;
   }
@@ -57,6 +79,8 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
 export function parseSupervisorMessage(value: unknown): SupervisorMessage | undefined {
   if (!isObject(value)) return undefined;
   if (value.type === 'drain') return { type: 'drain' };
-  if (value.type === 'consume') return { type: 'consume' };
+  if (value.type === 'consume' && typeof value.concurrency === 'number' && Number.isInteger(value.concurrency)) {
+    return { type: 'consume', concurrency: Math.max(1, value.concurrency) };
+  }
   return undefined;
 }

@@ -9,7 +9,8 @@ import { createExecutorSandbox } from '../sandbox/sandbox.factory';
 import { WorkerRuntime } from '../worker-runtime';
 import { loadWorkerConfig } from '../worker.config';
 import { HEARTBEAT_MS, stuckAfterMs } from './executor-deadlines';
-import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
+import { EntryWatchdog } from './entry-watchdog';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
 import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
 
@@ -34,7 +35,26 @@ function main(): void {
   const concurrency = Number(process.env[EXECUTOR_CONCURRENCY_ENV]) || config.WORKER_CONCURRENCY;
   // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.
   const metrics = new MetricsService(false);
-  const sandbox = createExecutorSandbox(config, metrics);
+  const reportFd = Number(process.env[EXECUTOR_REPORT_FD_ENV]);
+  const watch = new EntryWatchdog({
+    graceMs: config.SANDBOX_OVERRUN_GRACE_MS + config.SANDBOX_STUCK_GRACE_MS,
+    maxRssBytes: config.SANDBOX_MAX_RSS_MB * 1024 * 1024,
+    memorySampleMs: config.SANDBOX_MEMORY_SAMPLE_MS,
+    reportFd: Number.isInteger(reportFd) && reportFd > 2 ? reportFd : undefined,
+    report: (overrun) => {
+      logger.error({ invocationId: overrun.invocationId, code: overrun.code }, `executor: ${overrun.reason}`);
+      post({ type: 'overrun', ...overrun });
+      // The supervisor kills this process on that message, after a drain for a time overrun; if it cannot, the
+      // runaway thread must not live on. Nor may it grow the process past its limit while the others drain (a
+      // built-in that does not stop can take hundreds of MB a second).
+      const end = (): void => void process.kill(process.pid, 'SIGKILL');
+      setTimeout(end, config.EXECUTOR_OVERRUN_DRAIN_MS + 2_000);
+      setInterval(() => {
+        if (process.memoryUsage.rss() > config.SANDBOX_MAX_RSS_MB * 1024 * 1024) end();
+      }, 50);
+    },
+  });
+  const sandbox = createExecutorSandbox(config, metrics, watch);
   const runtime = new WorkerRuntime(
     { ...config, WORKER_CONCURRENCY: concurrency },
     sandbox.runner,
@@ -50,13 +70,14 @@ function main(): void {
 
   // A standby has done the slow part (loading modules, building the runtime and a spare isolate) and waits to be
   // told to consume: replacing a dead executor then takes a message, not a process start.
-  let consume = (): void => undefined;
+  let consume = (_concurrency?: number): void => undefined;
+  // A standby's share of WORKER_CONCURRENCY is that of the executor it replaces, told when it is promoted.
   const promoted =
     process.env[EXECUTOR_STANDBY_ENV] === '1'
-      ? new Promise<void>((resolve) => {
+      ? new Promise<number | undefined>((resolve) => {
           consume = resolve;
         })
-      : Promise.resolve();
+      : Promise.resolve(undefined);
 
   const abort = new AbortController();
   let stopping: Promise<void> | undefined;
@@ -85,9 +106,9 @@ function main(): void {
 
   // A standby gets ready (Redis, registry, tool-change subscription) before it is promoted; then it only consumes.
   const started = runtime.prepare(abort.signal).then(async (ready) => {
-    await promoted;
+    const share = await promoted;
     if (!ready || abort.signal.aborted) return;
-    runtime.consume();
+    runtime.consume(share);
     post({ type: 'consuming', workerId: runtime.workerId });
   });
   // Off the first jobs' path: they would queue behind the ~45 ms lockdown once (a standby is warm before it is needed).
@@ -117,7 +138,7 @@ function main(): void {
   process.on('message', (raw: unknown) => {
     const message = parseSupervisorMessage(raw);
     if (message?.type === 'drain') void stop();
-    if (message?.type === 'consume') consume();
+    if (message?.type === 'consume') consume(message.concurrency);
   });
   // The supervisor is gone: finish what is in flight and leave (an orphan must not keep consuming).
   process.on('disconnect', () => void stop());

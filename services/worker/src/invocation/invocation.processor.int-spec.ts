@@ -359,6 +359,39 @@ describe('InvocationProcessor', () => {
     }, 30_000);
   });
 
+  it('logs a job that failed for good on infrastructure with its invocation id, and publishes its outcome', async () => {
+    const published: OutcomeJob[] = [];
+    const sink: OutcomeSink = { publish: (outcome) => Promise.resolve(void published.push(outcome)) };
+    const metrics = new Registry();
+    const logged: unknown[] = [];
+    const hooks = new ProcessorMetrics(metricsOn(metrics), { error: (message: unknown) => logged.push(message) });
+    processor(
+      () => Promise.reject(new RegistryUnavailableError('registry unreachable')),
+      1,
+      { outcomes: sink },
+      hooks,
+    ).start();
+    const channel = `toolhost:replies:${prefix}`;
+    const replies: Invocation[] = [];
+    subscriber.on('message', (_channel: string, message: string) => {
+      replies.push((JSON.parse(message) as { invocation: Invocation }).invocation);
+    });
+    await subscriber.subscribe(channel);
+    const id = randomUUID();
+    await queue.add(INVOCATIONS_QUEUE, job(id, channel), { ...invocationJobOptions(id), attempts: 1 });
+
+    await until(() => replies.length === 1 && published.length === 1, 20_000);
+    expect(replies[0]).toMatchObject({ id, status: 'failed', error: { code: 'UNAVAILABLE' } });
+    // The registry records it (usage and lastError, not a failure of the tool's own).
+    expect(published[0]).toMatchObject({
+      invocationId: id,
+      status: 'failed',
+      errorCode: 'UNAVAILABLE',
+      blameless: true,
+    });
+    expect(logged).toEqual([expect.objectContaining({ invocationId: id, error: 'registry unreachable' })]);
+  });
+
   describe('crash suspects', () => {
     const SUSPECT = '00000000-0000-4000-8000-00000000005a';
 

@@ -2,7 +2,8 @@ import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { ErrorCode, retryWithBackoff, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { failedInvocation, type InvocationRunner, type RootResult } from './invocation-runner';
+import { failedInvocation, sha256, type InvocationRunner, type RootResult } from './invocation-runner';
+import type { OutcomeSink } from './outcome-writes';
 import type { OutcomeWriteError } from './outcome-write.error';
 import type { ReplyPublisher } from './reply-publisher';
 import { SoloGate } from './solo-gate';
@@ -17,6 +18,8 @@ export interface ProcessorOptions {
   outcomeRetryMs?: number;
   /** Runs of crash suspects go alone and are announced (executors only: their supervisor pins a crash on them). */
   solo?: SoloRuns;
+  /** Where a job that failed for good on infrastructure gets its outcome, so that the registry records it. */
+  outcomes?: OutcomeSink;
 }
 
 /** A tool version and what an executor needs to run it alone (see CrashSuspects). */
@@ -33,7 +36,8 @@ export interface SoloRuns {
 
 export interface ProcessorHooks {
   onFinished(invocation: Invocation, seconds: number): void;
-  onInfrastructureFailure(): void;
+  /** A job failed for good (its last attempt) on infrastructure: its caller gets UNAVAILABLE. */
+  onInfrastructureFailure(job: InvocationJob, error: Error): void;
   /** `lost` outcomes of a finished tree could not be written: the registry will not count those runs. */
   onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void;
   /** BullMQ's worker reported an error of its own (a failed fetch, a lost lock, a connection error). */
@@ -61,6 +65,7 @@ export class InvocationProcessor {
   private readonly gate = new SoloGate();
   private readonly solo: SoloRuns | undefined;
   private closing = false;
+  private readonly outcomes: OutcomeSink | undefined;
 
   constructor(
     private readonly runner: InvocationRunner,
@@ -70,6 +75,7 @@ export class InvocationProcessor {
   ) {
     this.outcomeRetryMs = options.outcomeRetryMs ?? OUTCOME_RETRY_MS;
     this.solo = options.solo;
+    this.outcomes = options.outcomes;
     this.worker = new Worker<InvocationJob, Invocation>(INVOCATIONS_QUEUE, (job, token) => this.handle(job, token), {
       connection: options.connection,
       prefix: options.prefix,
@@ -81,7 +87,9 @@ export class InvocationProcessor {
     this.worker.on('error', (error) => this.hooks.onWorkerError?.(error));
   }
 
-  start(): void {
+  /** `concurrency`, when given, replaces the one it was created with (a standby learns its share when promoted). */
+  start(concurrency?: number): void {
+    if (concurrency !== undefined) this.worker.concurrency = concurrency;
     void this.worker.run();
   }
 
@@ -170,13 +178,34 @@ export class InvocationProcessor {
     if (!job) return;
     const attempts = job.opts.attempts ?? 1;
     if (job.attemptsMade < attempts && !(error instanceof UnrecoverableError)) return;
-    this.hooks.onInfrastructureFailure();
+    this.hooks.onInfrastructureFailure(job.data, error);
+    // A payload this worker cannot read has nothing to report against.
+    if (job.data.v !== 1) return;
+    const message = `the invocation could not be run: ${error.message}`;
+    const invocation = failedInvocation(job.data, { code: ErrorCode.UNAVAILABLE, message }, 0);
+    const startedAt = new Date(job.processedOn ?? Date.now()).toISOString();
+    // Its one terminal state, for the registry too (the invocation log, usage, lastError): without it the registry
+    // never heard of this invocation. Blameless: the tool did not cause it.
+    await this.outcomes
+      ?.publish({
+        v: 1,
+        invocationId: job.data.invocationId,
+        tenantId: job.data.tenantId,
+        toolId: job.data.toolId,
+        version: job.data.version,
+        status: 'failed',
+        errorCode: ErrorCode.UNAVAILABLE,
+        errorMessage: message.slice(0, 2_000),
+        blameless: true,
+        durationMs: 0,
+        context: job.data.context,
+        inputSha256: sha256(job.data.input),
+        audit: [],
+        startedAt,
+        finishedAt: new Date().toISOString(),
+      })
+      .catch(() => undefined);
     if (!job.data.replyTo) return;
-    const invocation = failedInvocation(
-      job.data,
-      { code: ErrorCode.UNAVAILABLE, message: `the invocation could not be run: ${error.message}` },
-      0,
-    );
     await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);
   }
 }

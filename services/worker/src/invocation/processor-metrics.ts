@@ -1,5 +1,6 @@
 import { LogThrottle, type Invocation } from '@toolhost/contracts';
 import type { MetricsService } from '@toolhost/observability';
+import type { InvocationJob } from '@toolhost/queue';
 import type { ProcessorHooks } from './invocation.processor';
 
 /** Where ProcessorMetrics reports: a pino logger in an executor, anything with an `error(object)` in a test. */
@@ -57,8 +58,14 @@ export class ProcessorMetrics implements ProcessorHooks {
     this.duration.observe({ status: invocation.status }, seconds);
   }
 
-  onInfrastructureFailure(): void {
+  onInfrastructureFailure(job: InvocationJob, error: Error): void {
     this.infraFailures.inc();
+    this.logger.error({
+      msg: 'an invocation failed for good on infrastructure; its caller is answered UNAVAILABLE',
+      invocationId: job.invocationId,
+      toolId: job.toolId,
+      error: error.message,
+    });
   }
 
   onOutcomesLost(invocation: Invocation, lost: number, error: unknown): void {

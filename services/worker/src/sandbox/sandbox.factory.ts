@@ -1,5 +1,5 @@
 import type { MetricsService } from '@toolhost/observability';
-import { SandboxRuntime } from '@toolhost/sandbox';
+import { SandboxRuntime, type EntryWatch } from '@toolhost/sandbox';
 import type { WorkerConfig } from '../worker.config';
 import { FreshContextRunner } from './fresh-context.runner';
 import type { SandboxRunner } from './sandbox-runner';
@@ -18,7 +18,11 @@ export interface ExecutorSandbox {
  * bounds each isolate's memory and CPU); the process boundary around it is the executor, which the supervisor
  * replaces when it dies. `fresh-context` is the naive baseline of the e2e benchmark.
  */
-export function createExecutorSandbox(config: WorkerConfig, metrics: MetricsService): ExecutorSandbox {
+export function createExecutorSandbox(
+  config: WorkerConfig,
+  metrics: MetricsService,
+  watch?: EntryWatch,
+): ExecutorSandbox {
   if (config.SANDBOX_MODE === 'fresh-context') {
     const runner = new FreshContextRunner();
     let runs = 0;
@@ -42,7 +46,16 @@ export function createExecutorSandbox(config: WorkerConfig, metrics: MetricsServ
     };
   }
   // The warm spare: a new tenant's first call takes a pre-built isolate instead of waiting ~45 ms for lockdown.
-  const runtime = new SandboxRuntime({ warmSpare: true });
+  // The host's limits behind the isolates' own (see SandboxRuntimeOptions): runs that outlive their time or grow the
+  // process past its RSS limit are ended from outside, and the executor is killed when their thread does not return.
+  const runtime = new SandboxRuntime({
+    warmSpare: true,
+    overrunGraceMs: config.SANDBOX_OVERRUN_GRACE_MS,
+    stuckGraceMs: config.SANDBOX_STUCK_GRACE_MS,
+    memorySampleMs: config.SANDBOX_MEMORY_SAMPLE_MS,
+    maxRssBytes: config.SANDBOX_MAX_RSS_MB * 1024 * 1024,
+    ...(watch ? { watch } : {}),
+  });
   // Read off the runtime at scrape time; the supervisor sums them over its executors.
   metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside the sandbox', [], (gauge) =>
     gauge.set(runtime.stats().inFlight),
