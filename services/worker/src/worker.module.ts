@@ -15,7 +15,7 @@ import {
   createLoggerModule,
   type ReadinessCheck,
 } from '@toolhost/observability';
-import { WorkerSupervisor } from './worker-supervisor';
+import { WorkerSupervisor } from './supervisor/worker-supervisor';
 import { WORKER_CONFIG, type WorkerConfig } from './worker.config';
 
 /** Hosts the WorkerSupervisor: starts the executors after boot, drains them before shutdown. */

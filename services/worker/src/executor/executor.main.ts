@@ -5,13 +5,13 @@
 import 'reflect-metadata';
 import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
 import { createProcessLogger, MetricsService } from '@toolhost/observability';
-import { createExecutorSandbox } from '../sandbox/sandbox.factory';
-import { WorkerRuntime } from '../worker-runtime';
+import { createExecutorSandbox } from './sandbox.factory';
+import { ExecutorRoot } from './executor-root';
 import { loadWorkerConfig } from '../worker.config';
-import { HEARTBEAT_MS, stuckAfterMs } from './executor-deadlines';
+import { HEARTBEAT_MS, stuckAfterMs } from '../ipc/executor-deadlines';
 import { EntryWatchdog } from './entry-watchdog';
-import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
-import { parseSupervisorMessage, type ExecutorMessage } from './executor-protocol';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from '../ipc/executor-env';
+import { parseSupervisorMessage, type ExecutorMessage } from '../ipc/executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
 
 function main(): void {
@@ -55,7 +55,7 @@ function main(): void {
     },
   });
   const sandbox = createExecutorSandbox(config, metrics, watch);
-  const runtime = new WorkerRuntime(
+  const root = new ExecutorRoot(
     { ...config, WORKER_CONCURRENCY: concurrency },
     sandbox.runner,
     new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
@@ -68,7 +68,7 @@ function main(): void {
     },
   );
 
-  // A standby has done the slow part (loading modules, building the runtime and a spare isolate) and waits to be
+  // A standby has done the slow part (loading modules, building the root and a spare isolate) and waits to be
   // told to consume: replacing a dead executor then takes a message, not a process start.
   let consume = (_concurrency?: number): void => undefined;
   // A standby's share of WORKER_CONCURRENCY is that of the executor it replaces, told when it is promoted.
@@ -87,7 +87,7 @@ function main(): void {
       consume();
       await started.catch(() => undefined);
       // Stops taking jobs, finishes the ones in flight, flushes their outcomes.
-      await runtime.stop();
+      await root.stop();
       // The final counts, so the worker's counters keep what this process counted after it is gone.
       const snapshot = await metrics.registry.getMetricsAsJSON();
       await new Promise<void>((resolve) =>
@@ -105,11 +105,11 @@ function main(): void {
   };
 
   // A standby gets ready (Redis, registry, tool-change subscription) before it is promoted; then it only consumes.
-  const started = runtime.prepare(abort.signal).then(async (ready) => {
+  const started = root.prepare(abort.signal).then(async (ready) => {
     const share = await promoted;
     if (!ready || abort.signal.aborted) return;
-    runtime.consume(share);
-    post({ type: 'consuming', workerId: runtime.workerId });
+    root.consume(share);
+    post({ type: 'consuming', workerId: root.workerId });
   });
   // Off the first jobs' path: they would queue behind the ~45 ms lockdown once (a standby is warm before it is needed).
   setImmediate(() => sandbox.warm(DEFAULT_LIMITS.memoryMb));

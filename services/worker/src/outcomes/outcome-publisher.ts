@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { MicroBatcher, encodeOutcome, type OutcomeJob } from '@toolhost/queue';
-import type { OutcomeSink } from '../invocation/outcome-writes';
+import type { OutcomeSink } from '../run/outcome-writes';
 
 const ATTEMPTS = 4;
 const BACKOFF_MS = 250;

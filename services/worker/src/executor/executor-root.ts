@@ -2,27 +2,29 @@ import type Redis from 'ioredis';
 import { retryWithBackoff, type InputValidatorCache } from '@toolhost/contracts';
 import { createRedis, outcomesStreamKey, reportConnectionState, type ConnectionStateLog } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
-import { BuiltinRegistry } from './builtins/builtin-registry';
-import { CalculateBuiltin } from './builtins/calculate.builtin';
-import { OperatorToolsClient } from './builtins/operator-tools.client';
-import { CrashSuspects } from './executor/crash-suspects';
-import { executorLockDurationMs } from './executor/executor-deadlines';
-import { InvocationProcessor, type SoloRuns } from './invocation/invocation.processor';
-import { InvocationRunner } from './invocation/invocation-runner';
-import { ProcessorMetrics, type ErrorLog } from './invocation/processor-metrics';
-import { ReplyPublisher } from './invocation/reply-publisher';
-import { OutcomePublisher } from './outcomes/outcome-publisher';
-import { RegistryClient } from './registry/registry.client';
-import { ToolCatalog } from './registry/tool-catalog';
-import { ToolChangeSubscriber } from './registry/tool-change.subscriber';
-import type { SandboxRunner } from './sandbox/sandbox-runner';
-import type { WorkerConfig } from './worker.config';
+import { BuiltinRegistry } from '../builtins/builtin-registry';
+import { CalculateBuiltin } from '../builtins/calculate.builtin';
+import { OperatorToolsClient } from '../builtins/operator-tools.client';
+import { CrashSuspects } from '../crash-blame/crash-suspects';
+import { executorLockDurationMs } from '../ipc/executor-deadlines';
+import { InvocationProcessor, type SoloRuns } from './invocation.processor';
+import { InvocationRunner } from '../run/invocation-runner';
+import { ProcessorMetrics, type ErrorLog } from './processor-metrics';
+import { ReplyPublisher } from '../outcomes/reply-publisher';
+import { OutcomePublisher } from '../outcomes/outcome-publisher';
+import { RegistryClient } from '../registry/registry.client';
+import { ToolCatalog } from '../registry/tool-catalog';
+import { ToolChangeSubscriber } from '../registry/tool-change.subscriber';
+import type { SandboxRunner } from '../run/sandbox-runner';
+import type { WorkerConfig } from '../worker.config';
 
 /**
- * The worker's composition root: plain classes wired by hand, so the order of start and stop is explicit.
- * Nest only hosts it (health, metrics, shutdown hooks).
+ * The executor process's composition root: its plain classes wired in one place, in the order they start and stop.
+ * Not a Nest application context, on purpose: every piece it wires is tested in process by jest, which cannot load
+ * NestJS 12 (ESM-only) on Node 20, and a forked child that consumes one queue gains nothing from a module graph but
+ * its boot time. The supervisor process, which serves HTTP, is the Nest application (WorkerModule).
  */
-export class WorkerRuntime {
+export class ExecutorRoot {
   readonly catalog: ToolCatalog;
   readonly registry: RegistryClient;
   private readonly queueConnection: Redis;

@@ -4,9 +4,9 @@ import type { Readable } from 'node:stream';
 import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
-import { WATCHDOG_EVERY_MS } from './executor-deadlines';
-import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from './executor-env';
-import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from './executor-protocol';
+import { WATCHDOG_EVERY_MS } from '../ipc/executor-deadlines';
+import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from '../ipc/executor-env';
+import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from '../ipc/executor-protocol';
 
 export interface ExecutorPoolOptions {
   /** Executor processes kept running (at most `concurrency`: each takes at least one job at a time). */

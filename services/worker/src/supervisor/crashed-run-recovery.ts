@@ -3,10 +3,10 @@ import type Redis from 'ioredis';
 import { ErrorCode, isFinishedInvocation, type Invocation, type InvocationError } from '@toolhost/contracts';
 import type { RunOverrun } from '@toolhost/sandbox';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { failedInvocation, sha256 } from '../invocation/invocation-runner';
-import type { OutcomeSink } from '../invocation/outcome-writes';
-import type { ReplyPublisher } from '../invocation/reply-publisher';
-import type { CrashSuspects } from './crash-suspects';
+import { failedInvocation, outcomeOf } from '../outcomes/outcome-of';
+import type { OutcomeSink } from '../run/outcome-writes';
+import type { ReplyPublisher } from '../outcomes/reply-publisher';
+import type { CrashSuspects } from '../crash-blame/crash-suspects';
 
 /** What a recovery did with a dead executor's jobs. */
 export interface Recovered {
@@ -151,22 +151,16 @@ export class CrashedRunRecovery {
       : (limit ?? { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` });
     const invocation = answered ?? failedInvocation(data, error!, durationMs);
     // The outcome first: once the job completes, nothing else would report this run.
-    await this.outcomes.publish({
-      v: 1,
-      invocationId: data.invocationId,
-      tenantId: data.tenantId,
-      toolId: data.toolId,
-      version: data.version,
-      status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
-      ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
-      ...(blameless && !answered ? { blameless: true as const } : {}),
-      durationMs,
-      context: data.context,
-      inputSha256: sha256(data.input),
-      audit: [],
-      startedAt: startedAt.toISOString(),
-      finishedAt: finishedAt.toISOString(),
-    });
+    await this.outcomes.publish(
+      outcomeOf(data, {
+        ...(error ? { error } : {}),
+        blameless: blameless && !answered,
+        durationMs,
+        audit: [],
+        startedAt,
+        finishedAt,
+      }),
+    );
     try {
       await job.moveToCompleted(invocation, token, false);
     } catch {

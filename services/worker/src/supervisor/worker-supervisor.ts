@@ -12,13 +12,14 @@ import {
 } from '@toolhost/queue';
 import { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
-import { CrashedRunRecovery } from './executor/crashed-run-recovery';
-import { CrashSuspects } from './executor/crash-suspects';
-import { stuckAfterMs } from './executor/executor-deadlines';
-import { ExecutorPool } from './executor/executor-pool';
-import { ReplyPublisher } from './invocation/reply-publisher';
-import { OutcomePublisher } from './outcomes/outcome-publisher';
-import type { WorkerConfig } from './worker.config';
+import { CrashedRunRecovery } from './crashed-run-recovery';
+import { CrashSuspects } from '../crash-blame/crash-suspects';
+import { stuckAfterMs } from '../ipc/executor-deadlines';
+import { ExecutorPool } from './executor-pool';
+import { ReplyPublisher } from '../outcomes/reply-publisher';
+import { OutcomePublisher } from '../outcomes/outcome-publisher';
+import type { WorkerConfig } from '../worker.config';
+import { workerCounter, workerGauge } from '../worker-metrics';
 
 /**
  * The worker process: supervises the executor processes that do the work (each consumes the queue and hosts
@@ -49,29 +50,14 @@ export class WorkerSupervisor {
       this.outcomes,
       new CrashSuspects(this.redis, config.QUEUE_PREFIX),
     );
-    const crashedRuns = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
-      'status',
-      'code',
-    ]);
-    const crashes = metrics.counter('toolhost_worker_executor_crashes_total', 'Executor processes that died');
-    const restarts = metrics.counter(
-      'toolhost_worker_executor_restarts_total',
-      'Executor processes started to replace others',
-    );
+    const crashedRuns = workerCounter(metrics, 'invocations');
+    const crashes = workerCounter(metrics, 'executorCrashes');
+    const restarts = workerCounter(metrics, 'executorRestarts');
     // Counted here, as each 'solo' message arrives: a solo run that kills its executor is the one that matters, and the
     // executor would lose it with the second of counts it had not sent yet.
-    const soloRuns = metrics.counter(
-      'toolhost_worker_solo_runs_total',
-      'Runs of crash suspects (tools running when an executor died beside other runs) that went alone',
-    );
-    const overruns = metrics.counter(
-      'toolhost_worker_executor_overruns_total',
-      'Executors killed because a run outlived its time or memory limit inside an isolate that did not come back',
-    );
-    const requeued = metrics.counter(
-      'toolhost_worker_crash_requeued_total',
-      'Jobs a dead executor held that had not started (they waited behind a run going alone), put back in the queue',
-    );
+    const soloRuns = workerCounter(metrics, 'soloRuns');
+    const overruns = workerCounter(metrics, 'executorOverruns');
+    const requeued = workerCounter(metrics, 'crashRequeued');
     this.pool = new ExecutorPool(
       {
         size,
@@ -123,25 +109,20 @@ export class WorkerSupervisor {
       },
     );
     metrics.addRemoteSource(() => this.pool.collectMetrics());
-    metrics.gauge('toolhost_worker_executors', 'Executor processes by state', ['state'], (gauge) => {
+    workerGauge(metrics, 'executors', (gauge) => {
       const stats = this.pool.stats();
       gauge.set({ state: 'consuming' }, stats.consuming);
       gauge.set({ state: 'starting' }, stats.executors - stats.consuming - stats.retiring - stats.standby);
       gauge.set({ state: 'retiring' }, stats.retiring);
       gauge.set({ state: 'standby' }, stats.standby);
     });
-    metrics.gauge(
-      'toolhost_worker_executors_resident_memory_bytes',
-      'Resident memory of all executor processes, as of their last heartbeats',
-      [],
-      (gauge) => gauge.set(this.pool.stats().rssBytes),
-    );
+    workerGauge(metrics, 'executorsMemory', (gauge) => gauge.set(this.pool.stats().rssBytes));
     // Queue depth, for dashboards and for scaling workers on it (KEDA can read the same from Redis itself). Read at
     // scrape time, for at most half a second: this connection waits through an outage, and a scrape that waited with
     // it would take the whole worker's metrics down when they matter most; the last values stay instead.
     this.queue = new Queue(INVOCATIONS_QUEUE, { connection: this.redis, prefix: config.QUEUE_PREFIX });
     this.queue.on('error', () => undefined);
-    metrics.gauge('toolhost_worker_queue_jobs', 'Invocation jobs in the queue by state', ['state'], async (gauge) => {
+    workerGauge(metrics, 'queueJobs', async (gauge) => {
       const counts = await Promise.race([
         this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed').catch(() => undefined),
         new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), QUEUE_COUNTS_WAIT_MS).unref()),

@@ -1,8 +1,9 @@
 import type { MetricsService } from '@toolhost/observability';
 import { SandboxRuntime, type EntryWatch } from '@toolhost/sandbox';
 import type { WorkerConfig } from '../worker.config';
-import { FreshContextRunner } from './fresh-context.runner';
-import type { SandboxRunner } from './sandbox-runner';
+import { workerGauge } from '../worker-metrics';
+import { FreshContextRunner } from '../sandbox/fresh-context.runner';
+import type { SandboxRunner } from '../run/sandbox-runner';
 
 /** The sandbox of one executor process, with what the executor needs to decide when to be recycled. */
 export interface ExecutorSandbox {
@@ -27,7 +28,7 @@ export function createExecutorSandbox(
     const runner = new FreshContextRunner();
     let runs = 0;
     let inFlight = 0;
-    metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside the sandbox', [], (gauge) => gauge.set(inFlight));
+    workerGauge(metrics, 'sandboxInFlight', (gauge) => gauge.set(inFlight));
     return {
       runner: {
         run: async (request) => {
@@ -57,12 +58,8 @@ export function createExecutorSandbox(
     ...(watch ? { watch } : {}),
   });
   // Read off the runtime at scrape time; the supervisor sums them over its executors.
-  metrics.gauge('toolhost_worker_sandbox_in_flight', 'Runs inside the sandbox', [], (gauge) =>
-    gauge.set(runtime.stats().inFlight),
-  );
-  metrics.gauge('toolhost_worker_sandbox_isolates', 'Live tenant isolates', [], (gauge) =>
-    gauge.set(runtime.stats().isolates),
-  );
+  workerGauge(metrics, 'sandboxInFlight', (gauge) => gauge.set(runtime.stats().inFlight));
+  workerGauge(metrics, 'sandboxIsolates', (gauge) => gauge.set(runtime.stats().isolates));
   return {
     runner: {
       run: (request, bridge, budget) => runtime.run(request, bridge, budget),

@@ -1,4 +1,4 @@
-import { InFlight } from './in-flight';
+import { InFlight } from '../run/in-flight';
 
 /**
  * Lets one run go alone in its executor: it starts once the runs already going have finished, and no other run

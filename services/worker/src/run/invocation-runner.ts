@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   DEFAULT_LIMITS,
   ErrorCode,
@@ -6,15 +5,15 @@ import {
   type InputValidatorCache,
   type Invocation,
   type InvocationError,
-  type JsonValue,
 } from '@toolhost/contracts';
 import type { InvocationJob } from '@toolhost/queue';
 import { CallBudget, type RunOutcome } from '@toolhost/sandbox';
 import type { BuiltinRegistry } from '../builtins/builtin-registry';
 import type { ToolCatalog } from '../registry/tool-catalog';
-import type { SandboxRunner } from '../sandbox/sandbox-runner';
+import type { SandboxRunner } from './sandbox-runner';
 import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import type { AuditLog, RunState } from './run-state';
+import { outcomeOf } from '../outcomes/outcome-of';
 import { SecretMask } from './secret-mask';
 import { ToolCallBridge, type CallAnswer } from './tool-call-bridge';
 
@@ -31,22 +30,6 @@ export interface RootResult {
    * it first writes those again.
    */
   settle(): Promise<void>;
-}
-
-export const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
-
-/** A root invocation that ended without its code finishing (infrastructure failure, dead executor). */
-export function failedInvocation(job: InvocationJob, error: InvocationError, durationMs: number): Invocation {
-  return {
-    id: job.invocationId,
-    tool: toolNameOf(job.toolId),
-    toolId: job.toolId,
-    version: job.version,
-    status: 'failed',
-    error,
-    durationMs,
-    logs: [],
-  };
 }
 
 /**
@@ -221,25 +204,17 @@ export class InvocationRunner {
     // A tool that no longer exists has no counters to move.
     if (error?.code !== ErrorCode.TOOL_NOT_FOUND) {
       const report = (): void =>
-        plan.outcomes.add({
-          v: 1,
-          invocationId: plan.invocationId,
-          ...(plan.parentInvocationId ? { parentInvocationId: plan.parentInvocationId } : {}),
-          ...(plan.rootInvocationId ? { rootInvocationId: plan.rootInvocationId } : {}),
-          tenantId: plan.tenantId,
-          toolId: plan.toolId,
-          version: plan.version,
-          status: invocation.status === 'succeeded' ? 'succeeded' : 'failed',
-          ...(error ? { errorCode: error.code, errorMessage: error.message.slice(0, 2_000) } : {}),
-          ...(blameless ? { blameless: true as const } : {}),
-          durationMs,
-          context: plan.context,
-          inputSha256: sha256(plan.input),
-          // Masked as they are written: calls the run left going add their rows after it ended.
-          audit: plan.secrets.audits(audits),
-          startedAt: startedAt.toISOString(),
-          finishedAt: finishedAt.toISOString(),
-        });
+        plan.outcomes.add(
+          outcomeOf(plan, {
+            ...(error ? { error } : {}),
+            blameless,
+            durationMs,
+            // Masked as they are written: calls the run left going add their rows after it ended.
+            audit: plan.secrets.audits(audits),
+            startedAt,
+            finishedAt,
+          }),
+        );
       // Calls the code left running (budget spent under Promise.all, never awaited) still add their audit rows:
       // the outcome is written once they are answered, and the tree's settle() waits for that.
       if (plan.callsAnswered === undefined) report();

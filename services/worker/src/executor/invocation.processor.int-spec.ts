@@ -18,16 +18,16 @@ import {
   type OutcomeJob,
 } from '@toolhost/queue';
 import { dropRedisKeys } from '../../../../test/support/redis-keys';
-import { executorLockDurationMs, stuckAfterMs, type StuckSettings } from '../executor/executor-deadlines';
+import { executorLockDurationMs, stuckAfterMs, type StuckSettings } from '../ipc/executor-deadlines';
 import { OutcomePublisher } from '../outcomes/outcome-publisher';
 import { RegistryUnavailableError } from '../registry/registry-unavailable.error';
 import { loadWorkerConfig } from '../worker.config';
-import type { InvocationRunner } from './invocation-runner';
+import type { InvocationRunner } from '../run/invocation-runner';
 import { InvocationProcessor, type ProcessorHooks, type ProcessorOptions } from './invocation.processor';
-import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
+import { OutcomeWrites, type OutcomeSink } from '../run/outcome-writes';
 import { ProcessorMetrics } from './processor-metrics';
 import { metricsOn } from './processor-metrics.fixtures';
-import { ReplyPublisher } from './reply-publisher';
+import { ReplyPublisher } from '../outcomes/reply-publisher';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -2,11 +2,12 @@ import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { ErrorCode, retryWithBackoff, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
-import { failedInvocation, sha256, type InvocationRunner, type RootResult } from './invocation-runner';
-import type { OutcomeSink } from './outcome-writes';
-import type { OutcomeWriteError } from './outcome-write.error';
-import type { ReplyPublisher } from './reply-publisher';
-import { SoloGate } from './solo-gate';
+import { failedInvocation, outcomeOf } from '../outcomes/outcome-of';
+import type { InvocationRunner, RootResult } from '../run/invocation-runner';
+import type { OutcomeSink } from '../run/outcome-writes';
+import type { OutcomeWriteError } from '../run/outcome-write.error';
+import type { ReplyPublisher } from '../outcomes/reply-publisher';
+import { SoloGate } from '../crash-blame/solo-gate';
 
 export interface ProcessorOptions {
   connection: Redis;
@@ -183,27 +184,20 @@ export class InvocationProcessor {
     if (job.data.v !== 1) return;
     const message = `the invocation could not be run: ${error.message}`;
     const invocation = failedInvocation(job.data, { code: ErrorCode.UNAVAILABLE, message }, 0);
-    const startedAt = new Date(job.processedOn ?? Date.now()).toISOString();
     // Its one terminal state, for the registry too (the invocation log, usage, lastError): without it the registry
     // never heard of this invocation. Blameless: the tool did not cause it.
+    const finishedAt = new Date();
     await this.outcomes
-      ?.publish({
-        v: 1,
-        invocationId: job.data.invocationId,
-        tenantId: job.data.tenantId,
-        toolId: job.data.toolId,
-        version: job.data.version,
-        status: 'failed',
-        errorCode: ErrorCode.UNAVAILABLE,
-        errorMessage: message.slice(0, 2_000),
-        blameless: true,
-        durationMs: 0,
-        context: job.data.context,
-        inputSha256: sha256(job.data.input),
-        audit: [],
-        startedAt,
-        finishedAt: new Date().toISOString(),
-      })
+      ?.publish(
+        outcomeOf(job.data, {
+          error: { code: ErrorCode.UNAVAILABLE, message },
+          blameless: true,
+          durationMs: 0,
+          audit: [],
+          startedAt: new Date(job.processedOn ?? finishedAt.getTime()),
+          finishedAt,
+        }),
+      )
       .catch(() => undefined);
     if (!job.data.replyTo) return;
     await this.replies.publish(job.data.replyTo, { invocationId: invocation.id, invocation }).catch(() => undefined);

@@ -1,6 +1,7 @@
 import { LogThrottle, type Invocation } from '@toolhost/contracts';
 import type { MetricsService } from '@toolhost/observability';
 import type { InvocationJob } from '@toolhost/queue';
+import { workerCounter, workerHistogram } from '../worker-metrics';
 import type { ProcessorHooks } from './invocation.processor';
 
 /** Where ProcessorMetrics reports: a pino logger in an executor, anything with an `error(object)` in a test. */
@@ -21,25 +22,11 @@ export class ProcessorMetrics implements ProcessorHooks {
     metrics: Pick<MetricsService, 'counter' | 'histogram'>,
     private readonly logger: ErrorLog,
   ) {
-    this.finished = metrics.counter('toolhost_worker_invocations_total', 'Finished root invocations', [
-      'status',
-      'code',
-    ]);
-    this.duration = metrics.histogram('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', [
-      'status',
-    ]);
-    this.infraFailures = metrics.counter(
-      'toolhost_worker_infrastructure_failures_total',
-      'Jobs that failed for infrastructure reasons after their last attempt',
-    );
-    this.outcomesLost = metrics.counter(
-      'toolhost_worker_outcomes_lost_total',
-      'Outcomes of finished runs that could not be written, so the registry does not count those runs',
-    );
-    this.workerErrors = metrics.counter(
-      'toolhost_worker_queue_errors_total',
-      "Errors BullMQ's worker reported of its own (failed fetches, lost locks, connection errors)",
-    );
+    this.finished = workerCounter(metrics, 'invocations');
+    this.duration = workerHistogram(metrics, 'invocationDuration');
+    this.infraFailures = workerCounter(metrics, 'infrastructureFailures');
+    this.outcomesLost = workerCounter(metrics, 'outcomesLost');
+    this.workerErrors = workerCounter(metrics, 'queueErrors');
   }
 
   /**

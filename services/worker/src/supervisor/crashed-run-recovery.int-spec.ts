@@ -10,9 +10,9 @@ import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import type { Invocation } from '@toolhost/contracts';
 import { createRedis, INVOCATIONS_QUEUE, type InvocationJob, type OutcomeJob } from '@toolhost/queue';
-import type { OutcomeSink } from '../invocation/outcome-writes';
-import { ReplyPublisher } from '../invocation/reply-publisher';
-import { CrashSuspects, crashSuspectsKey } from './crash-suspects';
+import type { OutcomeSink } from '../run/outcome-writes';
+import { ReplyPublisher } from '../outcomes/reply-publisher';
+import { CrashSuspects, crashSuspectsKey } from '../crash-blame/crash-suspects';
 import { CrashedRunRecovery } from './crashed-run-recovery';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

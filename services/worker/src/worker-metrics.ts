@@ -1,0 +1,93 @@
+// Every metric of the worker, declared once with its help text. The supervisor serves one scrape for the worker: its
+// own metrics and its executors' (summed over them), so the two processes' metrics are one catalogue. Names follow
+// toolhost_worker_<name>_<unit>; no label is unbounded (a tool id would be bounded, an invocation id never is).
+import type { MetricsService } from '@toolhost/observability';
+import type { Counter, Gauge, Histogram } from 'prom-client';
+
+interface MetricDefinition<L extends string = string> {
+  name: string;
+  help: string;
+  labels: readonly L[];
+}
+
+const define = <L extends string>(name: string, help: string, labels: readonly L[] = []): MetricDefinition<L> => ({
+  name,
+  help,
+  labels,
+});
+
+export const WORKER_COUNTERS = {
+  // Counted by an executor for each root run it finishes, and by the supervisor for those a dead executor held.
+  invocations: define('toolhost_worker_invocations_total', 'Finished root invocations', ['status', 'code']),
+  infrastructureFailures: define(
+    'toolhost_worker_infrastructure_failures_total',
+    'Jobs that failed for infrastructure reasons after their last attempt',
+  ),
+  outcomesLost: define(
+    'toolhost_worker_outcomes_lost_total',
+    'Outcomes of finished runs that could not be written, so the registry does not count those runs',
+  ),
+  queueErrors: define(
+    'toolhost_worker_queue_errors_total',
+    "Errors BullMQ's worker reported of its own (failed fetches, lost locks, connection errors)",
+  ),
+  executorCrashes: define('toolhost_worker_executor_crashes_total', 'Executor processes that died'),
+  executorRestarts: define('toolhost_worker_executor_restarts_total', 'Executor processes started to replace others'),
+  soloRuns: define(
+    'toolhost_worker_solo_runs_total',
+    'Runs of crash suspects (tools running when an executor died beside other runs) that went alone',
+  ),
+  executorOverruns: define(
+    'toolhost_worker_executor_overruns_total',
+    'Executors killed because a run outlived its time or memory limit inside an isolate that did not come back',
+  ),
+  crashRequeued: define(
+    'toolhost_worker_crash_requeued_total',
+    'Jobs a dead executor held that had not started (they waited behind a run going alone), put back in the queue',
+  ),
+};
+
+export const WORKER_GAUGES = {
+  executors: define('toolhost_worker_executors', 'Executor processes by state', ['state']),
+  executorsMemory: define(
+    'toolhost_worker_executors_resident_memory_bytes',
+    'Resident memory of all executor processes, as of their last heartbeats',
+  ),
+  queueJobs: define('toolhost_worker_queue_jobs', 'Invocation jobs in the queue by state', ['state']),
+  sandboxInFlight: define('toolhost_worker_sandbox_in_flight', 'Runs inside the sandbox'),
+  sandboxIsolates: define('toolhost_worker_sandbox_isolates', 'Live tenant isolates'),
+};
+
+export const WORKER_HISTOGRAMS = {
+  invocationDuration: define('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', ['status']),
+};
+
+type LabelsOf<D> = D extends MetricDefinition<infer L> ? L : never;
+
+/** The counter `key` of the catalogue, registered on `metrics`. */
+export function workerCounter<K extends keyof typeof WORKER_COUNTERS>(
+  metrics: Pick<MetricsService, 'counter'>,
+  key: K,
+): Counter<LabelsOf<(typeof WORKER_COUNTERS)[K]>> {
+  const { name, help, labels } = WORKER_COUNTERS[key] as MetricDefinition<LabelsOf<(typeof WORKER_COUNTERS)[K]>>;
+  return metrics.counter(name, help, labels);
+}
+
+/** The gauge `key` of the catalogue, its values set by `collect` at scrape time. */
+export function workerGauge<K extends keyof typeof WORKER_GAUGES>(
+  metrics: Pick<MetricsService, 'gauge'>,
+  key: K,
+  collect: (gauge: Gauge<LabelsOf<(typeof WORKER_GAUGES)[K]>>) => void | Promise<void>,
+): Gauge<LabelsOf<(typeof WORKER_GAUGES)[K]>> {
+  const { name, help, labels } = WORKER_GAUGES[key] as MetricDefinition<LabelsOf<(typeof WORKER_GAUGES)[K]>>;
+  return metrics.gauge(name, help, labels, collect);
+}
+
+/** The histogram `key` of the catalogue (the default duration buckets). */
+export function workerHistogram<K extends keyof typeof WORKER_HISTOGRAMS>(
+  metrics: Pick<MetricsService, 'histogram'>,
+  key: K,
+): Histogram<LabelsOf<(typeof WORKER_HISTOGRAMS)[K]>> {
+  const { name, help, labels } = WORKER_HISTOGRAMS[key] as MetricDefinition<LabelsOf<(typeof WORKER_HISTOGRAMS)[K]>>;
+  return metrics.histogram(name, help, labels);
+}
