@@ -110,11 +110,13 @@ async function main(): Promise<void> {
     const real = await new Stack({ env: { LOG_LEVEL: 'warn' }, gatewayEnv: HIGH_LIMITS, workerEnv }).start();
     stops.push(() => real.stop());
     const naiveStack = await new Stack({
-      env: { LOG_LEVEL: 'warn', TOOL_CACHE: 'off' },
+      env: { LOG_LEVEL: 'warn' },
       gatewayEnv: HIGH_LIMITS,
-      // The production gateway with the naive build's reply waiter and tool cache swapped in (bench/naive-gateway).
+      // The production gateway and worker with the naive build's parts swapped in: QueueEvents replies, no tool or
+      // validator cache (bench/naive-gateway), a fresh isolated-vm Context per call (bench/naive-worker).
       gatewayMain: 'bench/naive-gateway/naive-gateway.main.js',
-      workerEnv: { ...workerEnv, SANDBOX_MODE: 'fresh-context' },
+      workerMain: 'bench/naive-worker/naive-worker.main.js',
+      workerEnv,
     }).start();
     stops.push(() => naiveStack.stop());
     const toolhost = await target('toolhost', real);

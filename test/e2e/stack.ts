@@ -40,6 +40,8 @@ export interface StackOptions {
   workerEnv?: Record<string, string>;
   /** The gateway's built entry point under dist/ (a benchmark baseline's); `services/gateway/src/main.js` by default. */
   gatewayMain?: string;
+  /** The worker's built entry point under dist/ (a benchmark baseline's); `services/worker/src/main.js` by default. */
+  workerMain?: string;
 }
 
 export interface ServiceProcess {
@@ -124,6 +126,7 @@ export class Stack {
 
   private mainOf(name: string): string {
     if (name === 'gateway' && this.options.gatewayMain) return this.options.gatewayMain;
+    if (name === 'worker' && this.options.workerMain) return this.options.workerMain;
     return join('services', name, 'src', 'main.js');
   }
 

@@ -68,12 +68,6 @@ export const workerEnvSchema = {
       description:
         'how often an executor samples its RSS and its busy isolates (heap plus array buffers) against SANDBOX_MAX_RSS_MB and each memoryMb',
     },
-    SANDBOX_MODE: {
-      type: 'string',
-      enum: ['compartment', 'fresh-context'],
-      default: 'compartment',
-      description: 'fresh-context compiles into a new isolated-vm Context per call (benchmark baseline only)',
-    },
     INVOCATION_WALL_CLOCK_MS: {
       type: 'integer',
       default: DEFAULT_LIMITS.invocationWallClockMs,
@@ -111,12 +105,6 @@ export const workerEnvSchema = {
       minimum: 1,
       description: 'operator endpoint timeout',
     },
-    TOOL_CACHE: {
-      type: 'string',
-      enum: ['on', 'off'],
-      default: 'on',
-      description: 'off fetches code from the registry on every run (benchmark baseline only)',
-    },
   },
 } as const satisfies EnvSchema;
 
@@ -133,14 +121,12 @@ export interface WorkerConfig extends CommonConfig {
   SANDBOX_STUCK_GRACE_MS: number;
   SANDBOX_MEMORY_SAMPLE_MS: number;
   EXECUTOR_OVERRUN_DRAIN_MS: number;
-  SANDBOX_MODE: 'compartment' | 'fresh-context';
   INVOCATION_WALL_CLOCK_MS: number;
   EXECUTOR_STUCK_GRACE_MS: number;
   EXECUTOR_STANDBY: 'on' | 'off';
   TOOL_CALL_BUDGET: number;
   BUILTIN_TOOLS_URL?: string;
   BUILTIN_TOOLS_TIMEOUT_MS: number;
-  TOOL_CACHE: 'on' | 'off';
 }
 
 export const WORKER_CONFIG = Symbol('WORKER_CONFIG');

@@ -17,6 +17,7 @@ import {
 } from '@toolhost/observability';
 import { WorkerSupervisor } from './supervisor/worker-supervisor';
 import { WORKER_CONFIG, type WorkerConfig } from './worker.config';
+import { productionWorkerParts, type WorkerParts } from './worker-parts';
 
 /** Hosts the WorkerSupervisor: starts the executors after boot, drains them before shutdown. */
 class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -40,14 +41,14 @@ class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
 @Global()
 @Module({})
 class WorkerCoreModule {
-  static forRoot(config: WorkerConfig): DynamicModule {
+  static forRoot(config: WorkerConfig, parts: WorkerParts): DynamicModule {
     return {
       module: WorkerCoreModule,
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         {
           provide: WorkerSupervisor,
-          useFactory: (metrics: MetricsService) => new WorkerSupervisor(config, metrics),
+          useFactory: (metrics: MetricsService) => new WorkerSupervisor(config, metrics, parts.executorEntry),
           inject: [MetricsService],
         },
       ],
@@ -58,13 +59,13 @@ class WorkerCoreModule {
 
 @Module({})
 export class WorkerModule {
-  static forRoot(config: WorkerConfig): DynamicModule {
+  static forRoot(config: WorkerConfig, parts: WorkerParts = productionWorkerParts): DynamicModule {
     return {
       module: WorkerModule,
       imports: [
         createLoggerModule('worker', config.LOG_LEVEL),
         MetricsModule.forRoot({ eventLoopResolutionMs: config.METRICS_EVENT_LOOP_RESOLUTION_MS }),
-        WorkerCoreModule.forRoot(config),
+        WorkerCoreModule.forRoot(config, parts),
         HealthModule.forRoot({
           useFactory: (supervisor: WorkerSupervisor): ReadinessCheck[] => [
             new RedisReadinessCheck(config.REDIS_URL),

@@ -35,11 +35,16 @@ export class ExecutorRoot {
   private readonly processor: InvocationProcessor;
   private readonly suspects: CrashSuspects | undefined;
   private started = false;
+  private readonly sandbox: SandboxRunner;
 
   constructor(
     private readonly config: WorkerConfig,
-    readonly sandbox: SandboxRunner,
-    schemas: InputValidatorCache,
+    parts: {
+      sandbox: SandboxRunner;
+      schemas: InputValidatorCache;
+      /** Keep tool versions by (tool, version) (see ExecutorParts). */
+      cacheTools: boolean;
+    },
     metrics: MetricsService,
     logger: ErrorLog & ConnectionStateLog,
     /**
@@ -49,7 +54,8 @@ export class ExecutorRoot {
     soloAnnouncer?: Pick<SoloRuns, 'announce' | 'ended'>,
   ) {
     this.registry = new RegistryClient(config.REGISTRY_URL, config.INTERNAL_API_TOKEN);
-    this.catalog = new ToolCatalog(this.registry, config.TOOL_CACHE === 'on');
+    this.sandbox = parts.sandbox;
+    this.catalog = new ToolCatalog(this.registry, parts.cacheTools);
     this.toolChanges = new ToolChangeSubscriber(
       config.REDIS_URL,
       config.QUEUE_PREFIX,
@@ -67,7 +73,7 @@ export class ExecutorRoot {
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
       : undefined;
     this.builtins = new BuiltinRegistry([new CalculateBuiltin()], operator);
-    const runner = new InvocationRunner(this.catalog, sandbox, this.builtins, schemas, this.outcomes, {
+    const runner = new InvocationRunner(this.catalog, parts.sandbox, this.builtins, parts.schemas, this.outcomes, {
       wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
       toolCallBudget: config.TOOL_CALL_BUDGET,
     });

@@ -1,11 +1,12 @@
 /**
  * An executor process: consumes the invocations queue and runs tool code in isolates it hosts itself. Started
- * only by the worker's supervisor (ExecutorPool), which replaces it when it dies or retires.
+ * only by the worker's supervisor (ExecutorPool), which replaces it when it dies or retires. `runExecutor` takes the
+ * parts a build may swap (ExecutorParts); this file started as a process runs the production ones.
  */
 import 'reflect-metadata';
 import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
 import { createProcessLogger, MetricsService } from '@toolhost/observability';
-import { createExecutorSandbox } from './sandbox.factory';
+import { productionExecutorParts, type ExecutorParts } from './executor-parts';
 import { ExecutorRoot } from './executor-root';
 import { loadWorkerConfig } from '../worker.config';
 import { HEARTBEAT_MS, stuckAfterMs } from '../ipc/executor-deadlines';
@@ -14,7 +15,7 @@ import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV 
 import { parseSupervisorMessage, type ExecutorMessage } from '../ipc/executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
 
-function main(): void {
+export function runExecutor(parts: ExecutorParts): void {
   const send = process.send?.bind(process);
   if (send === undefined) throw new Error('the executor must be started by the worker (fork with an IPC channel)');
   const post = (message: ExecutorMessage, sent: () => void = () => undefined): void => {
@@ -54,11 +55,14 @@ function main(): void {
       }, 50);
     },
   });
-  const sandbox = createExecutorSandbox(config, metrics, watch);
+  const sandbox = parts.sandbox(config, metrics, watch);
   const root = new ExecutorRoot(
     { ...config, WORKER_CONCURRENCY: concurrency },
-    sandbox.runner,
-    new InputValidatorCache({ enabled: config.TOOL_CACHE === 'on' }),
+    {
+      sandbox: sandbox.runner,
+      schemas: new InputValidatorCache({ enabled: parts.cacheTools }),
+      cacheTools: parts.cacheTools,
+    },
     metrics,
     logger,
     {
@@ -147,4 +151,4 @@ function main(): void {
   process.on('SIGTERM', () => void stop());
 }
 
-main();
+if (require.main === module) runExecutor(productionExecutorParts);

@@ -2,7 +2,6 @@ import type { MetricsService } from '@toolhost/observability';
 import { SandboxRuntime, type EntryWatch } from '@toolhost/sandbox';
 import type { WorkerConfig } from '../worker.config';
 import { workerGauge } from '../worker-metrics';
-import { FreshContextRunner } from '../sandbox/fresh-context.runner';
 import type { SandboxRunner } from '../run/sandbox-runner';
 
 /** The sandbox of one executor process, with what the executor needs to decide when to be recycled. */
@@ -17,35 +16,13 @@ export interface ExecutorSandbox {
 /**
  * Isolates live in the executor process itself (isolated-vm keeps tool code out of this process's heap and
  * bounds each isolate's memory and CPU); the process boundary around it is the executor, which the supervisor
- * replaces when it dies. `fresh-context` is the naive baseline of the e2e benchmark.
+ * replaces when it dies.
  */
 export function createExecutorSandbox(
   config: WorkerConfig,
   metrics: MetricsService,
   watch?: EntryWatch,
 ): ExecutorSandbox {
-  if (config.SANDBOX_MODE === 'fresh-context') {
-    const runner = new FreshContextRunner();
-    let runs = 0;
-    let inFlight = 0;
-    workerGauge(metrics, 'sandboxInFlight', (gauge) => gauge.set(inFlight));
-    return {
-      runner: {
-        run: async (request) => {
-          runs += 1;
-          inFlight += 1;
-          try {
-            return await runner.run(request);
-          } finally {
-            inFlight -= 1;
-          }
-        },
-        close: () => runner.close(),
-      },
-      runs: () => runs,
-      warm: () => undefined,
-    };
-  }
   // The warm spare: a new tenant's first call takes a pre-built isolate instead of waiting ~45 ms for lockdown.
   // The host's limits behind the isolates' own (see SandboxRuntimeOptions): runs that outlive their time or grow the
   // process past its RSS limit are ended from outside, and the executor is killed when their thread does not return.

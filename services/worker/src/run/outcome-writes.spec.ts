@@ -86,15 +86,7 @@ describe('OutcomeWrites', () => {
   // builds dist/): a write that fails while nothing awaits it (a nested run's outcome while its caller still runs,
   // or a job that fails before it settles) must not end the process.
   it('never leaves a failed write as an unhandled rejection, even when nothing settles it', async () => {
-    const compiled = join(
-      projectRoot(__dirname),
-      'dist',
-      'services',
-      'worker',
-      'src',
-      'invocation',
-      'outcome-writes.js',
-    );
+    const compiled = join(projectRoot(__dirname), 'dist', 'services', 'worker', 'src', 'run', 'outcome-writes.js');
     const script = `
       const { OutcomeWrites } = require(${JSON.stringify(compiled)});
       const writes = new OutcomeWrites({ publish: () => Promise.reject(new Error('Redis went away')) });

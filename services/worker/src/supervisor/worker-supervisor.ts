@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
@@ -36,7 +35,12 @@ export class WorkerSupervisor {
   private readonly queue: Queue;
   private readonly logger = new Logger('WorkerSupervisor');
 
-  constructor(config: WorkerConfig, metrics: MetricsService) {
+  constructor(
+    config: WorkerConfig,
+    metrics: MetricsService,
+    /** The executor's built entry point (WorkerParts). */
+    executorEntry: string,
+  ) {
     // One core is left to the rest (Redis, a co-located gateway, isolated-vm's own threads): on 2 cores one executor
     // served 1.2x the throughput of two at 0.8x the single-client latency (see docs/pipeline.md).
     const size = Math.max(1, config.SANDBOX_PROCESSES ?? availableParallelism() - 1);
@@ -62,7 +66,7 @@ export class WorkerSupervisor {
       {
         size,
         standby: config.EXECUTOR_STANDBY === 'on',
-        modulePath: join(__dirname, 'executor', 'executor.main.js'),
+        modulePath: executorEntry,
         // WORKER_CONCURRENCY is the whole worker's; each executor takes its exact share.
         concurrency: config.WORKER_CONCURRENCY,
         env: {},

@@ -1,7 +1,7 @@
 import ivm from 'isolated-vm';
 import { ErrorCode, type JsonValue } from '@toolhost/contracts';
 import { contentOf, type RunOutcome, type RunRequest } from '@toolhost/sandbox';
-import type { SandboxRunner } from '../run/sandbox-runner';
+import type { SandboxRunner } from '../../services/worker/src';
 
 /**
  * The naive baseline of `npm run bench:e2e`, never used in production: one in-process isolate, a fresh Context
