@@ -29,6 +29,14 @@ describe('InvocationSnapshotMapper', () => {
 
   it('maps active to running', () => {
     expect(InvocationSnapshotMapper.toInvocation(snapshot('active'))).toEqual({ ...base, status: 'running' });
+    expect(InvocationSnapshotMapper.isFinished(snapshot('active'))).toBe(false);
+  });
+
+  it('answers an active job whose answer the worker recorded (before it completes the job) with that answer', () => {
+    const recorded = { ...base, status: 'failed', error: { code: 'USER_ERROR', message: 'boom' }, durationMs: 3 };
+    const answered = snapshot('active', { returnValue: recorded });
+    expect(InvocationSnapshotMapper.toInvocation(answered)).toEqual(recorded);
+    expect(InvocationSnapshotMapper.isFinished(answered)).toBe(true);
   });
 
   it('answers the returned Invocation of a completed job, failed ones included', () => {

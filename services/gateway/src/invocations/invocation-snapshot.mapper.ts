@@ -22,6 +22,9 @@ export class InvocationSnapshotMapper {
           error: { code: ErrorCode.UNAVAILABLE, message: snapshot.failedReason || 'the invocation could not be run' },
         };
       case 'active':
+        // The worker records the answer in the job before it replies, then completes the job once the run's outcomes
+        // are written: in between, a poll gets what the caller was answered, not "running".
+        if (isFinishedInvocation(snapshot.returnValue)) return snapshot.returnValue;
         return { ...base, status: 'running' };
       default:
         return { ...base, status: 'queued' };
@@ -39,6 +42,7 @@ export class InvocationSnapshotMapper {
 
   /** Whether the snapshot is a terminal state. */
   static isFinished(snapshot: JobSnapshot): boolean {
+    if (snapshot.state === 'active') return isFinishedInvocation(snapshot.returnValue);
     return snapshot.state === 'completed' || snapshot.state === 'failed';
   }
 }
