@@ -12,7 +12,7 @@ import {
   type OutcomeJob,
 } from '@toolhost/queue';
 import type Redis from 'ioredis';
-import type { Gauge } from 'prom-client';
+import { RegistryMetrics } from '../registry-metrics';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
@@ -29,26 +29,15 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger('OutcomesService');
   private readonly connection: Redis;
   private readonly consumer: OutcomeStreamConsumer;
-  private readonly stalledPasses: Gauge;
+  private readonly metrics: RegistryMetrics;
 
   constructor(
     @Inject(REGISTRY_CONFIG) config: RegistryConfig,
     private readonly repository: OutcomesRepository,
     private readonly events: ToolEventsPublisher,
-    private readonly metrics: MetricsService,
+    metrics: MetricsService,
   ) {
-    // Registered at start, so that dashboards and alerts see 0 rather than no series (an alert on the first
-    // dead-lettered outcome or disabled tool would otherwise have nothing to compare it with).
-    metrics.counter('toolhost_registry_outcomes_total', 'Outcomes received');
-    metrics.counter(
-      'toolhost_registry_outcomes_dead_lettered_total',
-      'Outcomes that could not be applied, dead-lettered',
-    );
-    metrics.counter('toolhost_registry_tools_auto_disabled_total', 'Tools disabled by failures');
-    this.stalledPasses = metrics.gauge(
-      'toolhost_registry_outcomes_stalled_passes',
-      'Outcome passes in a row that applied nothing for an error that is not a known outage (alert when above 0)',
-    );
+    this.metrics = new RegistryMetrics(metrics);
     this.connection = createRedis(config.REDIS_URL, 'worker', 'toolhost-registry-outcomes');
     reportConnectionState(this.connection, 'toolhost-registry-outcomes', nestConnectionLog(this.logger));
     this.consumer = new OutcomeStreamConsumer(
@@ -84,12 +73,10 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
   async apply(batch: OutcomeJob[]): Promise<void> {
     const started = process.hrtime.bigint();
     const disabled = await this.repository.apply(batch, AUTO_DISABLE_AFTER_FAILURES);
-    this.metrics
-      .histogram('toolhost_registry_outcome_batch_seconds', 'Time to apply one batch of outcomes')
-      .observe(Number(process.hrtime.bigint() - started) / 1e9);
-    this.metrics.counter('toolhost_registry_outcomes_total', 'Outcomes received').inc(batch.length);
+    this.metrics.outcomeBatchSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    this.metrics.outcomes.inc(batch.length);
     for (const tool of disabled) {
-      this.metrics.counter('toolhost_registry_tools_auto_disabled_total', 'Tools disabled by failures').inc();
+      this.metrics.toolsAutoDisabled.inc();
       this.logger.warn({ toolId: tool.toolId, failureCount: tool.failureCount }, 'tool disabled after failures');
       await this.events.publish({
         toolId: tool.toolId,
@@ -101,7 +88,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private stalled(passes: number, delayMs: number): void {
-    this.stalledPasses.set(passes);
+    this.metrics.outcomesStalledPasses.set(passes);
     if (passes > 0) {
       this.logger.error(
         { passes, retryInMs: delayMs },
@@ -113,9 +100,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private deadLettered({ streamId, outcome, error }: DeadLetter): void {
-    this.metrics
-      .counter('toolhost_registry_outcomes_dead_lettered_total', 'Outcomes that could not be applied, dead-lettered')
-      .inc();
+    this.metrics.outcomesDeadLettered.inc();
     this.logger.error(
       { streamId, invocationId: outcome.invocationId, toolId: outcome.toolId, err: messageOf(error) },
       'outcome cannot be applied; moved to the dead-letter stream',
