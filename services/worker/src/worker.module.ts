@@ -9,12 +9,12 @@ import {
 import {
   HealthModule,
   MetricsModule,
-  MetricsService,
   RedisReadinessCheck,
   ShutdownState,
   createLoggerModule,
   type ReadinessCheck,
 } from '@toolhost/observability';
+import { SupervisorModule } from './supervisor/supervisor.module';
 import { WorkerSupervisor } from './supervisor/worker-supervisor';
 import { WORKER_CONFIG, type WorkerConfig } from './worker.config';
 import { productionWorkerParts, type WorkerParts } from './worker-parts';
@@ -37,22 +37,17 @@ class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdo
   }
 }
 
-/** The supervisor and its config, global so the health module's readiness factory can reach them. */
+/** The config and the supervisor, global so the health module's readiness factory can reach them. */
 @Global()
 @Module({})
 class WorkerCoreModule {
   static forRoot(config: WorkerConfig, parts: WorkerParts): DynamicModule {
+    const supervisor = SupervisorModule.forRoot(parts);
     return {
       module: WorkerCoreModule,
-      providers: [
-        { provide: WORKER_CONFIG, useValue: config },
-        {
-          provide: WorkerSupervisor,
-          useFactory: (metrics: MetricsService) => new WorkerSupervisor(config, metrics, parts.executorEntry),
-          inject: [MetricsService],
-        },
-      ],
-      exports: [WORKER_CONFIG, WorkerSupervisor],
+      imports: [supervisor],
+      providers: [{ provide: WORKER_CONFIG, useValue: config }],
+      exports: [WORKER_CONFIG, supervisor],
     };
   }
 }
