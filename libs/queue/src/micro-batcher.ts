@@ -8,6 +8,7 @@ interface Pending<T> {
  * Groups items into batches without adding latency: the first item is written on the next turn of the event
  * loop, and while a write is in flight the following items gather for the next one. Under load one round trip
  * carries many items; at rest an item waits for nobody. `add` resolves once the batch holding it is written.
+ * Hand-written: the batching libraries on npm batch by size or by a timer, and either one adds latency at rest.
  */
 export class MicroBatcher<T> {
   private buffer: Pending<T>[] = [];

@@ -73,7 +73,9 @@ const half = (block: number): number => Math.floor(block / 2);
  * falls to half a block; an acquire waits only when the stock is empty. Blocks grow while the stock runs out
  * before the next lease or leases come faster than every quarter hold time, up to 1/8 of the limit (≤ 64); stock
  * left unused for the hold time goes back, and blocks shrink again. Releases are local. One timer returns idle stock,
- * renews slot leases and reclaims slots of invocations whose release never came.
+ * renews slot leases and reclaims slots of invocations whose release never came. Hand-written: the rate limiters
+ * on npm either keep the count in one process or ask Redis on every request; leasing blocks is what takes the round
+ * trip off the path while the limit stays global.
  */
 export class LeasingQuotaStore implements QuotaStore {
   private readonly tenants = new Map<string, TenantStock>();

@@ -120,6 +120,8 @@ function entriesOf(value: unknown): StreamEntry[] {
  * once it is applied or dead-lettered, so an outcome is applied at least once and — the apply being idempotent by
  * invocation id — counted exactly once. Entries that failed for a transient reason stay pending and are read again
  * from this consumer's pending list; the pending entries of a consumer that died are claimed after `claimIdleMs`.
+ * Hand-written: BullMQ has no stream consumer, and the stream clients on npm do not batch, dead-letter or claim the
+ * way exact counting needs (docs/pipeline.md says why outcomes travel on a stream).
  */
 export class OutcomeStreamConsumer {
   private running = false;

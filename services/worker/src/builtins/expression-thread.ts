@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { backoffDelayMs } from '@toolhost/contracts';
 import type { JsonValue } from '@toolhost/contracts';
 
 /**
@@ -211,7 +212,7 @@ export class ExpressionThread {
     void this.dropThread();
     this.failedStarts += 1;
     this.refuseUntil =
-      Date.now() + Math.min(START_BACKOFF_FIRST_MS * 2 ** (this.failedStarts - 1), START_BACKOFF_MAX_MS);
+      Date.now() + backoffDelayMs(this.failedStarts, { firstMs: START_BACKOFF_FIRST_MS, maxMs: START_BACKOFF_MAX_MS });
     this.failQueued(new ExpressionError(`the expression evaluator could not start: ${reason}`, false));
   }
 

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { backoffDelayMs } from '@toolhost/contracts';
 import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
@@ -348,7 +349,9 @@ export class ExecutorPool {
     const replaceAfter = !this.closing && !executor.leaving;
     if (replaceAfter) {
       if (!executor.consuming) this.earlyDeaths += 1;
-      this.replace(this.earlyDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.earlyDeaths), executor.slot);
+      // 200 ms after the first early death, doubling up to 5 s: a broken build cannot fork-loop.
+      const delay = this.earlyDeaths === 0 ? 0 : backoffDelayMs(this.earlyDeaths, { firstMs: 200, maxMs: 5_000 });
+      this.replace(delay, executor.slot);
     }
     const clean = code === 0 && executor.leaving;
     if (!clean) {
