@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Stack } from '../test/e2e/stack';
-import { executorPids, gauge, workerMetrics, type Answer } from '../test/e2e/executor-support';
+import { executorPids, standbyReady, type Answer } from '../test/e2e/executor-support';
 import {
   MEMORY_PROGRAM_TIMEOUT_MS,
   MEMORY_PROGRAMS,
@@ -56,14 +56,7 @@ async function measureClass(kind: Row['kind'], maxRssMb: number, rows: Row[]): P
   }).start();
   try {
     const { key } = await stack.tenant('bench-host-limits');
-    const ready = (): Promise<string> =>
-      Stack.until(
-        () => workerMetrics(stack),
-        (text) =>
-          gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1 &&
-          gauge(text, 'toolhost_worker_executors{state="standby"}') === 1,
-        60_000,
-      );
+    const ready = (): Promise<string> => standbyReady(stack);
 
     const measure = async (
       kind: Row['kind'],

@@ -27,6 +27,16 @@ export const gauge = (text: string, series: string): number => {
   return match ? Number(match[1]) : NaN;
 };
 
+/** Resolves once the worker has one consuming executor and a loaded standby (a replacement is a message away). */
+export const standbyReady = (stack: Stack): Promise<string> =>
+  Stack.until(
+    () => workerMetrics(stack),
+    (text) =>
+      gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1 &&
+      gauge(text, 'toolhost_worker_executors{state="standby"}') === 1,
+    60_000,
+  );
+
 export interface Answer {
   id: string;
   status: string;

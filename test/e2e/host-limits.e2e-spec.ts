@@ -8,7 +8,7 @@
  * minutes and its executor reached ~6 GB).
  */
 import { Stack } from './stack';
-import { executorPids, gauge, slugTool, workerMetrics, type Answer } from './executor-support';
+import { executorPids, slugTool, standbyReady as standbyOf, type Answer } from './executor-support';
 import {
   MEMORY_PROGRAM_TIMEOUT_MS,
   MEMORY_PROGRAMS,
@@ -44,14 +44,7 @@ describe('host-enforced time and memory limits (e2e)', () => {
   }
 
   /** One consuming executor and a loaded standby: each case starts where a replacement is a message away. */
-  const standbyReady = (): Promise<string> =>
-    Stack.until(
-      () => workerMetrics(stack),
-      (text) =>
-        gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1 &&
-        gauge(text, 'toolhost_worker_executors{state="standby"}') === 1,
-      60_000,
-    );
+  const standbyReady = (): Promise<string> => standbyOf(stack);
 
   const callNeighbour = () =>
     stack.invoke<Answer>(neighbourKey, {

@@ -2,31 +2,20 @@
 // run of a tree, by crash recovery for a run its executor took down, and by the processor for a job that could not
 // run), and the failed Invocation a caller gets when the code never finished.
 import { createHash } from 'node:crypto';
-import {
-  toolNameOf,
-  type Invocation,
-  type InvocationContext,
-  type InvocationError,
-  type JsonValue,
-} from '@toolhost/contracts';
+import { toolNameOf, type Invocation, type InvocationError, type JsonValue } from '@toolhost/contracts';
 import type { AuditEntry, InvocationJob, OutcomeJob } from '@toolhost/queue';
+import type { RunState } from '../run/run-state';
 
 /** The longest error message an outcome carries (the registry's `lastError`). */
 const MAX_OUTCOME_MESSAGE_CHARS = 2_000;
 
 export const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
-/** The run an outcome is about: a root job, or a nested run of its tree. */
-export interface OutcomeSubject {
-  invocationId: string;
-  parentInvocationId?: string;
-  rootInvocationId?: string;
-  tenantId: string;
-  toolId: string;
-  version: number;
-  context: InvocationContext;
-  input: JsonValue;
-}
+/** The run an outcome is about: a root job (an InvocationJob), or a nested run of its tree (its RunState). */
+export type OutcomeSubject = Pick<
+  RunState,
+  'invocationId' | 'parentInvocationId' | 'rootInvocationId' | 'tenantId' | 'toolId' | 'version' | 'context' | 'input'
+>;
 
 /** How the run ended. */
 export interface OutcomeEnd {
