@@ -2,7 +2,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '**/*.js',
+      '!libs/sandbox/src/isolate/*.js',
+      '**/*.mjs',
+      '**/*.cjs',
+      // Declarations for the isolate scripts' own type-check project (libs/sandbox/src/isolate/tsconfig.json).
+      'libs/sandbox/src/isolate/*.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -36,6 +48,24 @@ export default tseslint.config(
       '@typescript-eslint/unbound-method': 'off',
       // Tests read JSON answers of many shapes; asserting on them is the type check.
       '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    // The isolate scripts: plain JavaScript run as scripts inside the isolate (not in Node, not modules), with SES's
+    // globals; type-checked by their own project, so the type-aware rules are off here.
+    files: ['libs/sandbox/src/isolate/*.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      sourceType: 'script',
+      ecmaVersion: 2023,
+      globals: {
+        globalThis: 'readonly',
+        harden: 'readonly',
+        lockdown: 'readonly',
+        repairIntrinsics: 'readonly',
+        hardenIntrinsics: 'readonly',
+        Compartment: 'readonly',
+      },
     },
   },
 );

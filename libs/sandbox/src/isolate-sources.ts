@@ -11,17 +11,19 @@ export function sesSource(): string {
   return ses;
 }
 
-/** What tool code sees: evaluated after SES and before the prelude, it locks the realm down (isolate-realm.js.txt). */
+/** What tool code sees: evaluated after SES and before the prelude, it locks the realm down (isolate/realm.js). */
 export function realmSource(): string {
-  realm ??= readFileSync(join(__dirname, 'isolate-realm.js.txt'), 'utf8');
+  realm ??= readFileSync(join(__dirname, 'isolate', 'realm.js'), 'utf8');
   return realm;
 }
 
 /**
- * The in-isolate half of the runtime: plain JavaScript beside this file. It runs inside the isolate, not in Node,
- * so it stays out of the TypeScript project and the linters; the `.txt` suffix makes swc copy it into dist/ verbatim.
+ * The in-isolate half of the runtime (isolate/prelude.js). Both isolate scripts are plain JavaScript that runs
+ * inside the isolate, not in Node: linted as scripts with the isolate's globals and type-checked by their own
+ * project (isolate/tsconfig.json, `npm run typecheck`); swc compiles them into dist/ like the rest, and they are read
+ * as text from beside this file.
  */
 export function preludeSource(): string {
-  prelude ??= readFileSync(join(__dirname, 'isolate-prelude.js.txt'), 'utf8');
+  prelude ??= readFileSync(join(__dirname, 'isolate', 'prelude.js'), 'utf8');
   return prelude;
 }

@@ -1,4 +1,4 @@
-// Evaluated once per isolate after the SES shim and isolate-realm.js.txt (plain JavaScript: it runs inside the
+// Evaluated once per isolate after the SES shim and isolate/realm.js (plain JavaScript: it runs inside the
 // isolate, not in Node). It returns the runtime's entry points. The host callback `__toolhost_send` is
 // captured in this closure and deleted from the global, so user code can never reach it: every value user code
 // sees is created here or by JSON.parse, and everything leaves through `send` as strings and numbers only.
@@ -6,7 +6,7 @@
   'use strict';
   const send = globalThis.__toolhost_send;
   delete globalThis.__toolhost_send;
-  // What code sees, built by isolate-realm.js.txt, which ran just before this and locked the realm down.
+  // What code sees, built by isolate/realm.js, which ran just before this and locked the realm down.
   const realm = globalThis.__toolhost_realm;
   delete globalThis.__toolhost_realm;
   // BOUNDARY_CAPS (boundary-caps.ts): checked here before a value is copied out, and again by the host.
@@ -291,7 +291,9 @@
         out.message = realm.explain(out.name, out.message);
         // SES names positions in its messages ("rejected at tool.js:3"): give them in the tool's own lines.
         out.message = out.message.replace(TOOL_FILE_ALL, (_all, line, column) =>
-          column === undefined ? `line ${Number(line) - lineOffset}` : `line ${Number(line) - lineOffset}, column ${column}`,
+          column === undefined
+            ? `line ${Number(line) - lineOffset}`
+            : `line ${Number(line) - lineOffset}, column ${column}`,
         );
       } else {
         out.name = '';

@@ -140,6 +140,7 @@
     }
     return 0;
   };
+  /** @type {[any, string[]][]} */
   const listers = [
     [Object, ['keys', 'values', 'entries', 'getOwnPropertyNames', 'getOwnPropertyDescriptors']],
     [Reflect, ['ownKeys']],
@@ -180,6 +181,7 @@
     return construct(OriginalArrayBuffer, [length], new.target);
   };
   {
+    /** @type {Record<PropertyKey, PropertyDescriptor>} */
     const statics = Object.getOwnPropertyDescriptors(OriginalArrayBuffer);
     for (const key of Reflect.ownKeys(statics)) defineProperty(SafeArrayBuffer, key, statics[key]);
     defineProperty(OriginalArrayBuffer.prototype, 'constructor', { value: SafeArrayBuffer });
@@ -272,7 +274,8 @@
     setPrototypeOf(target, proto) {
       return attempt('setPrototypeOf', [target, proto], 'set the prototype of');
     },
-    assign(target, source) {
+    // Two named parameters keep Object.assign.length at 2; every source is passed on.
+    assign(_target, _source) {
       return attempt('assign', [...arguments], 'assign properties to');
     },
   };
@@ -286,6 +289,7 @@
   // A namespace object like the original (same descriptors, so Object.keys(Math) is [] as in Node), with some
   // properties replaced or left out.
   const namespace = (original, replace, omit) => {
+    /** @type {Record<PropertyKey, PropertyDescriptor>} */
     const descriptors = Object.getOwnPropertyDescriptors(original);
     for (const key of omit) delete descriptors[key];
     for (const key of Reflect.ownKeys(replace)) descriptors[key].value = replace[key];
@@ -447,12 +451,14 @@
         if (is('[object RegExp]', regExpSource)) {
           return remember(new RegExp(apply(regExpSource, input, []), apply(regExpFlags, input, [])));
         }
-        for (const [wanted, valueOf] of [
+        /** @type {[string, Function][]} */
+        const boxes = [
           ['[object Boolean]', Boolean.prototype.valueOf],
           ['[object Number]', Number.prototype.valueOf],
           ['[object String]', String.prototype.valueOf],
           ['[object BigInt]', BigInt.prototype.valueOf],
-        ]) {
+        ];
+        for (const [wanted, valueOf] of boxes) {
           if (is(wanted, valueOf)) return remember(Object(apply(valueOf, input, [])));
         }
         if (is('[object Map]', mapSize)) {
