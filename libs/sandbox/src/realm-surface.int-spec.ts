@@ -65,8 +65,9 @@ return lines;`;
 function publishedSurface(): string[] {
   const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'sandbox.md'), 'utf8');
   const block = /<!-- realm-surface:start -->\s*```text\n([\s\S]*?)```\s*<!-- realm-surface:end -->/.exec(doc);
-  if (block === null) throw new Error('docs/sandbox.md has no realm-surface block');
-  return block[1].split('\n').filter((line) => line.length > 0);
+  const list = block?.[1];
+  if (list === undefined) throw new Error('docs/sandbox.md has no realm-surface block');
+  return list.split('\n').filter((line) => line.length > 0);
 }
 
 describe('the realm surface', () => {
