@@ -23,10 +23,9 @@ describe('retention of invocation records', () => {
   });
 
   afterAll(async () => {
-    // Set by a before hook that may have failed before assigning them: close only what started.
-    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
+    // Set by a before hook that may have failed before assigning it: close only what started.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     await queue?.close();
-    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     await harness.stop();
   });
 

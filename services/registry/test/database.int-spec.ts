@@ -13,10 +13,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Set by a before hook that may have failed before assigning them: close only what started.
-  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   await database?.drop();
-  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 it('creates every table', async () => {
