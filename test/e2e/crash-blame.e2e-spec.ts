@@ -131,7 +131,7 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
       () => stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {} }),
       (r) => r.status !== 200,
     );
-    expect(refused.body.error.code).toBe('TOOL_DISABLED');
+    expect(refused.body.error?.code).toBe('TOOL_DISABLED');
 
     // The neighbour was never counted as failing.
     const neighbour = await Stack.until(
@@ -153,8 +153,8 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     await inFlight(stack, 2);
     crash();
-    expect((await first).body.error.code).toBe('SANDBOX_CRASH');
-    expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await first).body.error?.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
 
     // Now it runs alone. A slug call made meanwhile is not taken by its executor (it would only wait there): it
     // stays queued, for any other executor, until the solo run is over.
@@ -251,13 +251,13 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     await inFlight(stack, 2);
     const before = await metric(stack, 'toolhost_worker_solo_runs_total');
     process.kill(consumingPid(), 'SIGKILL');
-    expect((await first).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await first).body.error?.code).toBe('SANDBOX_CRASH');
 
     // At once: the killer again, and another tool of the neighbour's (no suspect), both on the promoted standby,
     // whose last read of the suspects may be up to a second old. The killer must go alone all the same.
     const retried = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 30_000 });
-    expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
     await soloRuns(stack, before + 1);
     // Alone, its crash is its own.
     process.kill(consumingPid(), 'SIGKILL');

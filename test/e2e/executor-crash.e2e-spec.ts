@@ -81,7 +81,7 @@ describe('worker executor crashes (e2e)', () => {
 
     const crashed = await answer;
     expect(crashed.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
-    expect(crashed.body.error.message).toMatch(/SIGKILL/);
+    expect(crashed.body.error?.message).toMatch(/SIGKILL/);
     await Stack.until(
       () => workerMetrics(stack),
       (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,

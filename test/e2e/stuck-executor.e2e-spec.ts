@@ -35,7 +35,7 @@ describe('a stuck executor past the default lock (e2e)', () => {
     const crashed = await answer;
     expect(crashed.status).toBe(200);
     expect(crashed.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
-    expect(crashed.body.error.message).toMatch(/SIGKILL/);
+    expect(crashed.body.error?.message).toMatch(/SIGKILL/);
     // Answered after the kill (33 s), not by a second run after BullMQ's stalled check.
     expect(Date.now() - frozenAt).toBeGreaterThan(30_000);
     const polled = await stack.gateway('GET', `/v1/invocations/${crashed.body.id}`, key);
