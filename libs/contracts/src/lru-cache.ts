@@ -21,8 +21,9 @@ interface Entry<V> {
  * reload runs in the background (stale-while-revalidate): callers never wait on the source for a key it has
  * answered before, and while the source is unreachable they keep getting the last answer until the stale window
  * ends. A reload that yields `undefined` drops the entry; one that fails leaves it.
+ *
+ * `K` is any value but null and undefined, as lru-cache's own key bound.
  */
-// K: any value but null and undefined, as lru-cache's own key bound.
 export class LruCache<K extends string | number | bigint | boolean | symbol | object, V> {
   private readonly entries: LRUCache<K, Entry<V>>;
   private readonly loading = new Map<K, Promise<V>>();
