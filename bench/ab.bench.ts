@@ -14,7 +14,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../scripts/project-root';
 import { Stack, type StackOptions } from '../test/e2e/stack';
-import { measure, median, target, type Sample } from './http-bench';
+import { measure, median, pairRounds, target, type Sample } from './http-bench';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -78,7 +78,8 @@ async function main(): Promise<void> {
     }
     process.stderr.write('\n');
     const fmt = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
-    const per = (pick: (s: Sample) => number): number[] => samples.this.map((s, i) => pick(s) / pick(samples.base[i]));
+    const per = (pick: (s: Sample) => number): number[] =>
+      pairRounds(samples.this, samples.base).map(([s, base]) => pick(s) / pick(base));
     const p50 = (s: Sample): number => measure([s]).p50;
     const rps = (s: Sample): number => measure([s]).rps;
     console.log(`paired A/B, ${CONNECTIONS} client(s), ${ROUNDS} rounds of ${ROUND_S} s; base = ${revision}\n`);

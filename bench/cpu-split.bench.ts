@@ -17,8 +17,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 async function redisCommandStats(redis: Redis): Promise<Record<string, { calls: number; usec: number }>> {
   const text = await redis.info('commandstats');
   const stats: Record<string, { calls: number; usec: number }> = {};
-  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-    stats[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };
+  for (const [, name, calls, usec] of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    if (name !== undefined) stats[name] = { calls: Number(calls), usec: Number(usec) };
   }
   return stats;
 }
@@ -76,9 +76,11 @@ async function main(): Promise<void> {
     console.log('| process | CPU ms per invocation | of which kernel |\n|---|---|---|');
     let total = 0;
     let kernel = 0;
-    for (const name of Object.keys(groups)) {
-      const user = ((after[name].user - before[name].user) / requests) * 1000;
-      const system = ((after[name].system - before[name].system) / requests) * 1000;
+    for (const [name, end] of Object.entries(after)) {
+      const start = before[name];
+      if (start === undefined) continue; // both snapshots read every group
+      const user = ((end.user - start.user) / requests) * 1000;
+      const system = ((end.system - start.system) / requests) * 1000;
       total += user + system;
       kernel += system;
       console.log(`| ${name} | ${(user + system).toFixed(3)} | ${system.toFixed(3)} |`);
@@ -86,11 +88,11 @@ async function main(): Promise<void> {
     console.log(`| total | ${total.toFixed(3)} | ${kernel.toFixed(3)} |`);
     // Redis's own accounting: which commands (BullMQ's Lua scripts are the EVALSHA row) its CPU goes to.
     console.log('\n| Redis command | calls per invocation | µs inside Redis per invocation |\n|---|---|---|');
-    const rows = Object.keys(commandsAfter)
-      .map((name) => ({
+    const rows = Object.entries(commandsAfter)
+      .map(([name, now]) => ({
         name,
-        calls: (commandsAfter[name].calls - (commandsBefore[name]?.calls ?? 0)) / requests,
-        usec: (commandsAfter[name].usec - (commandsBefore[name]?.usec ?? 0)) / requests,
+        calls: (now.calls - (commandsBefore[name]?.calls ?? 0)) / requests,
+        usec: (now.usec - (commandsBefore[name]?.usec ?? 0)) / requests,
       }))
       .filter((row) => row.calls > 0)
       .sort((a, b) => b.usec - a.usec);

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
-import { cannon, measure, median, target, type Measure, type Sample } from './http-bench';
+import { cannon, measure, median, pairRounds, target, type Measure, type Sample } from './http-bench';
 import { cpuOf, pids, redisPids, withDescendants } from './process-cpu';
 import { startSkeleton } from './skeleton-path';
 
@@ -184,7 +184,7 @@ async function main(): Promise<void> {
     const m = Object.fromEntries(rows.map((row) => [row, measure(samples[row])])) as Record<Row, Measure>;
     /** The median over rounds of a ratio computed within each round. */
     const paired = (a: Row, b: Row, pick: (x: Measure) => number): number[] =>
-      samples[a].map((sample, i) => pick(measure([sample])) / pick(measure([samples[b][i]])));
+      pairRounds(samples[a], samples[b]).map(([x, y]) => pick(measure([x])) / pick(measure([y])));
     const ratio = (a: Row, b: Row, pick: (x: Measure) => number): string => {
       const perRound = paired(a, b, pick);
       return `${fmt(median(perRound))}× (rounds: ${perRound.map((r) => fmt(r)).join(', ')})`;
@@ -236,7 +236,9 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'bare-worker') {
-  const worker = echoWorker(process.argv[3]);
+  const queueName = process.argv[3];
+  if (queueName === undefined) throw new Error('bare-worker: the queue name is missing');
+  const worker = echoWorker(queueName);
   void worker.waitUntilReady().then(() => process.send?.('ready'));
 } else {
   main().then(

@@ -37,8 +37,8 @@ export interface Sample {
 }
 
 export function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  // Undefined only when there is no sample.
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
 export async function cannon(
@@ -88,9 +88,18 @@ export function measure(samples: Sample[]): Measure {
   };
 }
 
+/** The rounds of two rows side by side; each round adds one sample to every row, so their lengths agree. */
+export function pairRounds<A, B>(a: A[], b: B[]): [A, B][] {
+  if (a.length !== b.length) throw new Error(`rounds differ: ${a.length} and ${b.length} samples`);
+  return a.flatMap((x, i) => {
+    const y = b[i];
+    return y === undefined ? [] : [[x, y] as [A, B]];
+  });
+}
+
 export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)];
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN; // undefined only when there is no value
 };
 
 /** A stack with the slug tool created and checked; returns what one measurement against it runs. */

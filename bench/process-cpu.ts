@@ -15,7 +15,10 @@ export interface Cpu {
  */
 export function cpuSeconds(pid: number, of: 'self' | 'reapedChildren' = 'self'): Cpu {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // After the command name (which may hold spaces); a file without one is read as no CPU, as a missing one is.
+    const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1];
+    if (afterName === undefined) return { user: 0, system: 0 };
+    const fields = afterName.split(' ');
     const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
     return { user: Number(user) / 100, system: Number(system) / 100 };
   } catch {

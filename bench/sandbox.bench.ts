@@ -12,7 +12,9 @@ import {
 } from './sandbox/bench-strategies';
 import { WORKLOADS } from './sandbox/bench-workloads';
 
-const BUDGETS: Record<string, MeasureBudget> = {
+type StrategyKey = 'runtime' | 'pool' | 'fresh' | 'worker' | 'direct';
+
+const BUDGETS: Record<StrategyKey, MeasureBudget> = {
   runtime: { warmup: 300, maxIterations: 20_000, maxMs: 3000 },
   pool: { warmup: 300, maxIterations: 20_000, maxMs: 3000 },
   fresh: { warmup: 50, maxIterations: 5000, maxMs: 3000 },
@@ -28,7 +30,7 @@ const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
-  const strategies: [string, () => Strategy][] = [
+  const strategies: [StrategyKey, () => Strategy][] = [
     ['direct', directStrategy],
     ['runtime', runtimeStrategy],
     ['pool', poolStrategy],
@@ -75,7 +77,7 @@ async function main(): Promise<void> {
       const perCore = key === 'runtime' ? '1.0×' : times(runtime.callsPerCpuSecond, m.callsPerCpuSecond);
       const wall = key === 'runtime' ? '1.0×' : times(runtime.callsPerSecond, m.callsPerSecond);
       lines.push(
-        `| ${names.get(key)} | ${fmt(m.callsPerCpuSecond)} | ${fmt(m.callsPerSecond)} | ${fmt(m.p50Ms, 3)} | ${fmt(m.p99Ms, 3)} | ${perCore} | ${wall} |`,
+        `| ${names.get(key) ?? key} | ${fmt(m.callsPerCpuSecond)} | ${fmt(m.callsPerSecond)} | ${fmt(m.p50Ms, 3)} | ${fmt(m.p99Ms, 3)} | ${perCore} | ${wall} |`,
       );
     }
     lines.push('');

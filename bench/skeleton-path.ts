@@ -91,5 +91,9 @@ export async function startSkeleton(): Promise<{ url: string; pids: () => number
   };
 }
 
-if (process.argv[2] === 'worker') worker(process.argv[3]);
-else if (process.argv[2] === 'gateway') gateway(process.argv[3]);
+const [, , role, queueName] = process.argv;
+if (role === 'worker' || role === 'gateway') {
+  if (queueName === undefined) throw new Error(`skeleton-path ${role}: the queue name is missing`);
+  if (role === 'worker') worker(queueName);
+  else gateway(queueName);
+}

@@ -19,12 +19,12 @@ type Env = Record<string, string | undefined>;
 
 function readDevEnv(): Env {
   if (!existsSync(devEnvFile)) return {};
-  const entries = readFileSync(devEnvFile, 'utf8')
-    .split('\n')
-    .map((line) => /^([A-Z_]+)=(.*)$/.exec(line.trim()))
-    .filter((match): match is RegExpExecArray => match !== null)
-    .map((match) => [match[1], match[2]] as const);
-  return Object.fromEntries(entries);
+  const env: Env = {};
+  for (const line of readFileSync(devEnvFile, 'utf8').split('\n')) {
+    const [, key, value] = /^([A-Z_]+)=(.*)$/.exec(line.trim()) ?? [];
+    if (key !== undefined && value !== undefined) env[key] = value;
+  }
+  return env;
 }
 
 /** Credentials a development stack needs; production deployments set them explicitly. */
@@ -70,8 +70,8 @@ function startService(name: string, entry: string, env: Env): ChildProcess {
       for (const line of lines) out.write(prefix + line + '\n');
     });
   };
-  if (child.stdout) forward(child.stdout, process.stdout);
-  if (child.stderr) forward(child.stderr, process.stderr);
+  forward(child.stdout, process.stdout);
+  forward(child.stderr, process.stderr);
   return child;
 }
 
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     children.push({ name, child });
     child.on('exit', (code, signal) => {
       if (!stopping) {
-        console.error(`[start] ${name} exited (${signal ?? code}); stopping the stack`);
+        console.error(`[start] ${name} exited (${String(signal ?? code)}); stopping the stack`);
         stop(1);
       }
     });

@@ -39,7 +39,9 @@ describe('engines', () => {
       .filter(([path]) => path !== '')
       .flatMap(([path, pkg]) => {
         const range = !pkg.engines || Array.isArray(pkg.engines) ? undefined : pkg.engines.node;
-        return range !== undefined && !semver.satisfies(floor, range) ? [`${path}@${pkg.version}: ${range}`] : [];
+        return range !== undefined && !semver.satisfies(floor, range)
+          ? [`${path}@${String(pkg.version)}: ${range}`]
+          : [];
       });
     expect(unsupported).toEqual([]);
   });

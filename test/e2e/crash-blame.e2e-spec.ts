@@ -19,6 +19,7 @@ import {
   workerMetrics,
   type Answer,
 } from './executor-support';
+import { defined } from '../support/defined';
 
 /** A series of the worker's metrics, 0 while absent. */
 async function metric(stack: Stack, series: string): Promise<number> {
@@ -55,6 +56,8 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     ({ key: otherKey } = await stack.tenant('crash-blame-neighbour'));
   }, 120_000);
 
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   afterAll(() => stack?.stop(), 60_000);
 
   const tool = (key: string, id: string) => stack.registry('GET', `/v1/tools/${id}`, key);
@@ -65,7 +68,7 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     );
   /** The crash: kills the worker's only executor (the killer's run is in it). */
   const crash = (): void => {
-    const [pid] = executorPids(stack);
+    const pid = defined(executorPids(stack)[0], 'an executor pid');
     process.kill(pid, 'SIGKILL');
   };
   /** A tool that runs until its executor dies (within its limits: it is the crash that ends it). */
@@ -90,7 +93,7 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     for (const [key, id] of [
       [killerKey, killer.id],
       [otherKey, neighbourTool.id],
-    ]) {
+    ] as const) {
       const record = await Stack.until(
         () => tool(key, id),
         (r) => r.body.usageCount === 1,
@@ -128,7 +131,7 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
       () => stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {} }),
       (r) => r.status !== 200,
     );
-    expect(refused.body.error.code).toBe('TOOL_DISABLED');
+    expect(refused.body.error?.code).toBe('TOOL_DISABLED');
 
     // The neighbour was never counted as failing.
     const neighbour = await Stack.until(
@@ -150,8 +153,8 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     await inFlight(stack, 2);
     crash();
-    expect((await first).body.error.code).toBe('SANDBOX_CRASH');
-    expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await first).body.error?.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
 
     // Now it runs alone. A slug call made meanwhile is not taken by its executor (it would only wait there): it
     // stays queued, for any other executor, until the solo run is over.
@@ -213,6 +216,8 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     );
   }, 120_000);
 
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   afterAll(() => stack?.stop(), 90_000);
 
   /**
@@ -231,7 +236,7 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
       // Fields after the command name (which may hold spaces); starttime is field 22, the 20th after it.
       return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
     };
-    return pids.sort((a, b) => started(a) - started(b))[0];
+    return defined(pids.sort((a, b) => started(a) - started(b))[0], 'an executor pid');
   };
 
   it('runs the retry alone although the caller tries again the moment it is answered', async () => {
@@ -246,13 +251,13 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     await inFlight(stack, 2);
     const before = await metric(stack, 'toolhost_worker_solo_runs_total');
     process.kill(consumingPid(), 'SIGKILL');
-    expect((await first).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await first).body.error?.code).toBe('SANDBOX_CRASH');
 
     // At once: the killer again, and another tool of the neighbour's (no suspect), both on the promoted standby,
     // whose last read of the suspects may be up to a second old. The killer must go alone all the same.
     const retried = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 30_000 });
-    expect((await neighbour).body.error.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
     await soloRuns(stack, before + 1);
     // Alone, its crash is its own.
     process.kill(consumingPid(), 'SIGKILL');

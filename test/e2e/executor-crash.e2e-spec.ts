@@ -12,6 +12,7 @@ import {
   workerMetrics,
   type Answer,
 } from './executor-support';
+import { defined } from '../support/defined';
 
 describe('worker executor crashes (e2e)', () => {
   let stack: Stack;
@@ -23,6 +24,8 @@ describe('worker executor crashes (e2e)', () => {
     ({ stack, key } = await oneExecutorStack('executors', { wallClockMs: 3_000, stuckGraceMs: 1_000 }));
   }, 120_000);
 
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   afterAll(() => stack?.stop(), 60_000);
 
   async function startBusyRun(): Promise<{
@@ -36,7 +39,7 @@ describe('worker executor crashes (e2e)', () => {
       () => workerMetrics(stack),
       (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
     );
-    const [pid] = executorPids(stack);
+    const pid = defined(executorPids(stack)[0], 'an executor pid');
     return { answer, toolId: tool.id, pid };
   }
 
@@ -78,7 +81,7 @@ describe('worker executor crashes (e2e)', () => {
 
     const crashed = await answer;
     expect(crashed.body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
-    expect(crashed.body.error.message).toMatch(/SIGKILL/);
+    expect(crashed.body.error?.message).toMatch(/SIGKILL/);
     await Stack.until(
       () => workerMetrics(stack),
       (text) => gauge(text, 'toolhost_worker_executors{state="consuming"}') === 1,

@@ -11,6 +11,8 @@ describe('worker executor recycling (e2e)', () => {
     ({ key } = await stack.tenant('recycling'));
   }, 120_000);
 
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   afterAll(() => stack?.stop(), 60_000);
 
   it('replaces an executor past its run budget without losing or double-counting a call', async () => {

@@ -41,7 +41,8 @@ export interface Answer {
   id: string;
   status: string;
   result?: unknown;
-  error: { code: string; message: string };
+  /** Present when the invocation failed. */
+  error?: { code: string; message: string };
 }
 
 /**

@@ -41,8 +41,11 @@ describe('invocation pipeline (e2e)', () => {
   }, 120_000);
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     await stack?.stop();
     await new Promise((r) => operator?.close(r));
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   }, 60_000);
 
   describe('seed tools in every code shape', () => {

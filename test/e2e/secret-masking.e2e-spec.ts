@@ -23,8 +23,11 @@ describe('secrets across an invocation tree (e2e)', () => {
   }, 120_000);
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     await db?.end();
     await stack?.stop();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   }, 60_000);
 
   const tool = (key: string, title: string, code: string, extra: Record<string, unknown> = {}) =>

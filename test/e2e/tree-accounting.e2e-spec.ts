@@ -16,6 +16,8 @@ describe('invocation tree accounting (e2e)', () => {
   }, 120_000);
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning it: close only what started.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     await stack?.stop();
   }, 60_000);
 

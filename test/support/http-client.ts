@@ -11,7 +11,7 @@ export interface HttpResponse<T = Json> {
 }
 
 export interface RequestOptions {
-  key?: string;
+  key?: string | undefined;
   /** Sent as JSON. */
   json?: unknown;
   /** Sent as is, with `contentType` (default application/json). */
@@ -34,7 +34,11 @@ export class HttpClient {
       body = JSON.stringify(options.json);
       headers['content-type'] = 'application/json';
     }
-    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const text = await response.text();
     let parsed: unknown = text;
     if ((response.headers.get('content-type') ?? '').includes('application/json') && text.length > 0) {

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { defined } from './defined';
 
 /**
  * The TCP ports a process listens on, read from /proc (Linux). Tests start services on port 0 and find the port the
@@ -17,7 +18,7 @@ export function listeningPorts(pid: number): number[] {
   for (const fd of fds) {
     try {
       const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (match) inodes.add(match[1]);
+      if (match) inodes.add(defined(match[1]));
     } catch {
       // closed meanwhile
     }
@@ -33,8 +34,8 @@ export function listeningPorts(pid: number): number[] {
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       // local_address is ADDR:PORT in hex; state 0A is LISTEN; the inode is the tenth field.
-      if (fields.length < 10 || fields[3] !== '0A' || !inodes.has(fields[9])) continue;
-      ports.push(parseInt(fields[1].split(':')[1], 16));
+      if (fields.length < 10 || fields[3] !== '0A' || !inodes.has(defined(fields[9]))) continue;
+      ports.push(parseInt(defined(defined(fields[1]).split(':')[1]), 16));
     }
   }
   return ports;

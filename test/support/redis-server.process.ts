@@ -55,7 +55,9 @@ export class RedisServerProcess {
       probe.on('error', () => undefined);
       try {
         await probe.connect();
-        if ((await probe.ping()) === 'PONG') return;
+        // ioredis types the reply as 'PONG'; what the server sent is checked, not assumed.
+        const answer: string = await probe.ping();
+        if (answer === 'PONG') return;
       } catch {
         // not up yet
       } finally {

@@ -110,8 +110,8 @@ async function startOnce(env: Record<string, string>): Promise<RunningRegistry> 
       QUEUE_PREFIX: queuePrefix,
     },
   });
-  child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
   const output = (): string => chunks.join('');
   const url = `http://127.0.0.1:${port}`;
   try {

@@ -103,7 +103,7 @@ function main(): void {
   const bridgeFor = (id: number): ToolBridge => ({
     callTool: (name, input) => ask(id, (callId) => ({ type: 'tool', id, callId, name, input })),
     audit: async (event, data) => {
-      await ask(id, (callId) => ({ type: 'audit', id, callId, event, data }));
+      await ask(id, (callId) => ({ type: 'audit', id, callId, event, ...(data === undefined ? {} : { data }) }));
     },
   });
 

@@ -53,7 +53,7 @@ export function parseChildMessage(value: unknown): ChildMessage | undefined {
         id: value.id,
         callId: value.callId,
         event: value.event,
-        data: value.data === undefined ? undefined : (value.data as JsonValue),
+        ...(value.data === undefined ? {} : { data: value.data as JsonValue }),
       };
     default:
       return undefined;

@@ -211,8 +211,8 @@ export class SandboxChildProcess {
       },
       (error: unknown) => {
         if (!this.inFlight.has(id)) return;
-        const budgetLimit = error instanceof BudgetExceededError ? error.limit : undefined;
-        this.post({ type: 'answer', id, callId, ok: false, message: messageOf(error), budgetLimit });
+        const budget = error instanceof BudgetExceededError ? { budgetLimit: error.limit } : {};
+        this.post({ type: 'answer', id, callId, ok: false, message: messageOf(error), ...budget });
       },
     );
   }
@@ -220,7 +220,7 @@ export class SandboxChildProcess {
   private onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.exited) return;
     this.exited = true;
-    const reason = this.exitReason ?? `the sandbox process exited (${signal ?? `code ${code}`})`;
+    const reason = this.exitReason ?? `the sandbox process exited (${signal ?? `code ${String(code)}`})`;
     for (const run of this.inFlight.values()) {
       clearTimeout(run.watchdog);
       run.resolve(

@@ -159,7 +159,10 @@ export class SandboxPool {
       children.map(
         (child) =>
           new Promise<void>((done) => {
-            if (child.exited) return done();
+            if (child.exited) {
+              done();
+              return;
+            }
             const check = (): void => {
               if (!child.exited) return;
               this.exitWaiters.delete(check);

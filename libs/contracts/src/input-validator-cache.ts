@@ -1,5 +1,6 @@
 import Ajv, { type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
+import type AjvCore from 'ajv/dist/core';
 import addFormats from 'ajv-formats';
 import type { JsonObject, JsonValue } from './tool.types';
 
@@ -28,7 +29,8 @@ export class InputSchemaError extends Error {
 // Same dialect rule as the registry's schema check: draft-07 when `$schema` names it, 2020-12 otherwise.
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
-function newAjv(draft: '07' | '2020'): Ajv {
+/** Typed as ajv's common base: `Ajv2020` is not a subclass of the draft-07 `Ajv`. */
+function newAjv(draft: '07' | '2020'): AjvCore {
   // strict: false because tool authors write schemas for many consumers (OpenAI, MCP) with keywords ajv does not
   // know; addUsedSchema: false so two versions of one tool carrying the same `$id` do not collide.
   const options = { allErrors: true, strict: false, addUsedSchema: false, validateFormats: true };
@@ -60,7 +62,7 @@ export function describeInputErrors(errors: readonly ErrorObject[] | null | unde
 export class InputValidatorCache {
   private readonly ajv07 = newAjv('07');
   private readonly ajv2020 = newAjv('2020');
-  private readonly validators = new Map<string, { validate: ValidateFunction; ajv: Ajv; schema: AnySchema }>();
+  private readonly validators = new Map<string, { validate: ValidateFunction; ajv: AjvCore; schema: AnySchema }>();
 
   constructor(private readonly options: { maxEntries?: number; enabled?: boolean } = {}) {}
 
@@ -106,13 +108,13 @@ export class InputValidatorCache {
     this.validators.set(key, { validate, ajv, schema });
     const max = this.options.maxEntries ?? 10_000;
     if (this.validators.size > max) {
-      const [oldestKey, oldest] = this.validators.entries().next().value as [string, { ajv: Ajv; schema: AnySchema }];
-      this.evict(oldestKey, oldest);
+      const oldest = this.validators.entries().next();
+      if (!oldest.done) this.evict(...oldest.value);
     }
     return validate;
   }
 
-  private evict(key: string, entry: { ajv: Ajv; schema: AnySchema }): void {
+  private evict(key: string, entry: { ajv: AjvCore; schema: AnySchema }): void {
     this.validators.delete(key);
     // ajv keeps its own cache keyed by the schema object; drop it too or evicted validators stay in memory.
     entry.ajv.removeSchema(entry.schema);

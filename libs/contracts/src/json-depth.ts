@@ -42,6 +42,14 @@ export function jsonValueDepthExceeds(value: unknown, limit = MAX_JSON_DEPTH): b
 }
 
 /**
+ * `JSON.stringify(value)` typed as it behaves: lib.d.ts says `string`, but a top-level `undefined`, function or
+ * symbol gives `undefined`.
+ */
+export function jsonText(value: unknown): string | undefined {
+  return JSON.stringify(value);
+}
+
+/**
  * The JSON text of `value`, or undefined when it nests deeper than `limit`. Written first, then scanned (a scan
  * that short texts skip), rather than walked as a value and then written: the common small value costs one
  * `JSON.stringify`. A value too deep for `JSON.stringify` itself (its stack gives out) is too deep as well.
@@ -49,7 +57,7 @@ export function jsonValueDepthExceeds(value: unknown, limit = MAX_JSON_DEPTH): b
 export function stringifyWithinDepth(value: unknown, limit = MAX_JSON_DEPTH): string | undefined {
   let json: string | undefined;
   try {
-    json = JSON.stringify(value);
+    json = jsonText(value);
   } catch (error) {
     if (error instanceof RangeError && /call stack/i.test(error.message)) return undefined;
     throw error;

@@ -21,8 +21,10 @@ interface Entry<V> {
  * reload runs in the background (stale-while-revalidate): callers never wait on the source for a key it has
  * answered before, and while the source is unreachable they keep getting the last answer until the stale window
  * ends. A reload that yields `undefined` drops the entry; one that fails leaves it.
+ *
+ * `K` is any value but null and undefined, as lru-cache's own key bound.
  */
-export class LruCache<K extends NonNullable<unknown>, V> {
+export class LruCache<K extends string | number | bigint | boolean | symbol | object, V> {
   private readonly entries: LRUCache<K, Entry<V>>;
   private readonly loading = new Map<K, Promise<V>>();
   /** When a key's last background reload failed. */
@@ -113,15 +115,17 @@ export class LruCache<K extends NonNullable<unknown>, V> {
   }
 
   private async reload(key: K, load: () => Promise<V>): Promise<V> {
-    let current = false;
+    // Set in the callback below, before `await promise` resumes (a flag in an object, as flow analysis would read a
+    // local `let` as still `false`).
+    const flight = { current: false };
     const promise = load().finally(() => {
       // delete() while loading drops the entry: the value may be stale, so this caller gets it uncached.
-      current = this.loading.get(key) === promise;
-      if (current) this.loading.delete(key);
+      flight.current = this.loading.get(key) === promise;
+      if (flight.current) this.loading.delete(key);
     });
     this.loading.set(key, promise);
     const value = await promise;
-    if (current) {
+    if (flight.current) {
       if (value !== undefined) this.set(key, value);
       else this.entries.delete(key);
     }

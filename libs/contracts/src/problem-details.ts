@@ -26,7 +26,7 @@ export const MAX_RECEIVED_ECHO_BYTES = 16 * 1024;
 /** The details of a 400 listing `errors`, echoing `received` (a tool's input) when it is small enough. */
 export function problemDetails(errors: RequestProblem[], received?: JsonValue): ProblemDetails {
   if (received === undefined) return { errors };
-  const bytes = Buffer.byteLength(JSON.stringify(received) ?? '');
+  const bytes = Buffer.byteLength(JSON.stringify(received));
   return bytes <= MAX_RECEIVED_ECHO_BYTES ? { errors, received } : { errors, receivedBytes: bytes };
 }
 

@@ -57,6 +57,8 @@ export const toolNameOf = (id: string): string => `${TOOL_NAME_PREFIX}${id}`;
 /** `custom_<id>` or the bare id → id; undefined when the reference is neither. */
 export function parseToolRef(ref: string): { id: string; version?: number } | undefined {
   const match = /^(?:custom_)?([0-9a-f-]{36})(?:@(\d+))?$/i.exec(ref.trim());
-  if (!match) return undefined;
-  return { id: match[1].toLowerCase(), version: match[2] === undefined ? undefined : Number(match[2]) };
+  const id = match?.[1];
+  if (id === undefined) return undefined;
+  const version = match?.[2];
+  return version === undefined ? { id: id.toLowerCase() } : { id: id.toLowerCase(), version: Number(version) };
 }

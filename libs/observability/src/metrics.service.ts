@@ -50,7 +50,7 @@ export class MetricsService {
       collectDefaultMetrics({
         register: this.registry,
         prefix: 'toolhost_process_',
-        eventLoopMonitoringPrecision: eventLoopResolutionMs,
+        ...(eventLoopResolutionMs === undefined ? {} : { eventLoopMonitoringPrecision: eventLoopResolutionMs }),
       });
     }
   }
@@ -71,7 +71,7 @@ export class MetricsService {
   }
 
   counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
-    return this.existing<Counter<L>>(name) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+    return this.existing(name, Counter<L>) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
   /**
@@ -85,7 +85,7 @@ export class MetricsService {
     collect?: (gauge: Gauge<L>) => void | Promise<void>,
   ): Gauge<L> {
     return (
-      this.existing<Gauge<L>>(name) ??
+      this.existing(name, Gauge<L>) ??
       new Gauge<L>({
         name,
         help,
@@ -109,13 +109,14 @@ export class MetricsService {
     buckets: number[] = DURATION_BUCKETS,
   ): Histogram<L> {
     return (
-      this.existing<Histogram<L>>(name) ??
+      this.existing(name, Histogram<L>) ??
       new Histogram({ name, help, labelNames, buckets, registers: [this.registry] })
     );
   }
 
   /** Modules may ask for the same metric twice (e.g. two providers in one process); hand back the first. */
-  private existing<M>(name: string): M | undefined {
-    return this.registry.getSingleMetric(name) as M | undefined;
+  private existing<M>(name: string, kind: abstract new (...args: never[]) => M): M | undefined {
+    const metric = this.registry.getSingleMetric(name);
+    return metric instanceof kind ? metric : undefined;
   }
 }

@@ -1,5 +1,6 @@
 import { symbols, type DestinationStream } from 'pino';
 import { createProcessLogger } from './process-logger';
+import { defined } from '../../../test/support/defined';
 import { REDACT_PATHS } from './redact';
 
 function memory(): DestinationStream & { lines: string[] } {
@@ -13,9 +14,10 @@ describe('createProcessLogger', () => {
     createProcessLogger('worker-executor', 'info', out).error({ invocationId: 'i-1' }, 'outcomes lost');
 
     expect(out.lines).toHaveLength(1);
-    expect(out.lines[0].endsWith('\n')).toBe(true);
-    expect(out.lines[0].trim().split('\n')).toHaveLength(1);
-    expect(JSON.parse(out.lines[0])).toMatchObject({
+    const line = defined(out.lines[0], 'a line');
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(line)).toMatchObject({
       level: 50,
       service: 'worker-executor',
       name: 'worker-executor',
@@ -35,7 +37,7 @@ describe('createProcessLogger', () => {
       msg: 'connecting',
     });
 
-    const line = JSON.parse(out.lines[0]);
+    const line = JSON.parse(defined(out.lines[0], 'a line'));
     expect(line).toMatchObject({
       apiKey: '[redacted]',
       secrets: '[redacted]',

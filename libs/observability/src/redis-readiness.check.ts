@@ -19,7 +19,8 @@ export class RedisReadinessCheck implements ReadinessCheck {
 
   async check(): Promise<void> {
     if (this.client.status === 'wait') await this.client.connect();
-    const answer = await this.client.ping();
+    // ioredis types the reply as 'PONG'; what the server sent is checked, not assumed.
+    const answer: string = await this.client.ping();
     if (answer !== 'PONG') throw new Error('unexpected answer to PING');
   }
 

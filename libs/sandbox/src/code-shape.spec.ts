@@ -116,7 +116,7 @@ async function runBody(
   const prepared = prepareCode(code);
   expect(prepared.shape).toBe('body');
   const fn: (...args: unknown[]) => Promise<unknown> = (0, eval)(prepared.source);
-  const secret = (name: string): string => (Object.hasOwn(secrets, name) ? secrets[name] : '');
+  const secret = (name: string): string => (Object.hasOwn(secrets, name) ? secrets[name] : undefined) ?? '';
   return fn(input, {}, input, secrets, secrets, secret);
 }
 

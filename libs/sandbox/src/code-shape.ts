@@ -242,8 +242,9 @@ function placeholdersIn(raw: string): { start: number; end: number; name: string
     }
     SECRET_PLACEHOLDER.lastIndex = i;
     const match = SECRET_PLACEHOLDER.exec(raw);
-    if (match) {
-      found.push({ start: i, end: i + match[0].length, name: match[1] });
+    const name = match?.[1]; // the placeholder's one group takes part in every match
+    if (match && name !== undefined) {
+      found.push({ start: i, end: i + match[0].length, name });
       i += match[0].length;
     } else i += 1;
   }
@@ -315,7 +316,7 @@ function substituteLiteralPlaceholders(code: string): string {
   walk(program as unknown as AstNode, (node, parent, key) => {
     if (node.type === 'Literal' && typeof node.value === 'string') {
       const raw = code.slice(node.start, node.end);
-      const quote = raw[0];
+      const quote = raw.charAt(0); // a string literal's source text opens with its quote
       const spots = placeholdersIn(raw.slice(1, -1));
       if (spots.length === 0) return;
       const parts: string[] = [];

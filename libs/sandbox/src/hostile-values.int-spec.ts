@@ -7,6 +7,7 @@ import { CallBudget } from './call-budget';
 import { SandboxRuntime } from './sandbox-runtime';
 import { recordingBridge, request, type RecordingBridge } from './sandbox-test.fixtures';
 import type { RunOutcome, SandboxLimits } from './sandbox.types';
+import { defined } from '../../../test/support/defined';
 
 describe.each(['async', 'sync'] as const)('entry mode %s', (entryMode) => {
   const runtime = new SandboxRuntime({ entryMode });
@@ -20,6 +21,8 @@ describe.each(['async', 'sync'] as const)('entry mode %s', (entryMode) => {
     limits?: Partial<SandboxLimits>;
     check?: (outcome: RunOutcome, bridge: RecordingBridge) => void;
   }
+  /** A row given as [label, code, what its description or log line holds]. */
+  type Case = [label: string, code: string, expected: string];
 
   const ROOMY = { timeoutMs: 15_000 };
   const result = (outcome: RunOutcome): unknown => (outcome.status === 'succeeded' ? outcome.result : outcome.error);
@@ -179,37 +182,39 @@ return 1`,
   ];
 
   // Class 4, thrown: whatever the value, the run ends USER_ERROR with a bounded description.
-  const thrown: Row[] = [
-    ['a Symbol', `throw Symbol('s')`, 'Symbol(s)'],
-    ['a BigInt', `throw 12345678901234567890n`, '12345678901234567890'],
-    ['undefined', `throw undefined`, 'undefined'],
-    ['null', `throw null`, 'null'],
-    ['a function', `throw function f() {}`, 'function f() {}'],
-    ['a cyclic object', `const o = {}; o.o = o; throw o`, '[unprintable]'],
-    ['an Error whose name is a Symbol', `const e = new Error('m'); e.name = Symbol('n'); throw e`, 'Symbol(n): m'],
+  const thrown: Row[] = (
     [
-      'an Error whose name getter throws',
-      `const e = new Error('m'); Object.defineProperty(e, 'name', { get() { throw 1 } }); throw e`,
-      'm',
-    ],
-    [
-      'an Error whose message is an object with a throwing toString',
-      `const e = new Error(); Object.defineProperty(e, 'message', { value: { toString() { throw 1 } } }); throw e`,
-      '[unprintable]',
-    ],
-    [
-      'an Error whose stack getter throws',
-      `const e = new Error('m'); Object.defineProperty(e, 'stack', { get() { throw 1 } }); throw e`,
-      'Error: m',
-    ],
-    ['a revoked Proxy', `const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); throw proxy`, '[unprintable]'],
-    [
-      'a Proxy whose every trap throws',
-      `throw new Proxy({}, { get() { throw 1 }, getPrototypeOf() { throw 1 }, ownKeys() { throw 1 } })`,
-      '[unprintable]',
-    ],
-    ['an AggregateError of Symbols', `throw new AggregateError([Symbol(), 1n], 'agg')`, 'AggregateError: agg'],
-  ].map(([label, code, message]): Row => ({
+      ['a Symbol', `throw Symbol('s')`, 'Symbol(s)'],
+      ['a BigInt', `throw 12345678901234567890n`, '12345678901234567890'],
+      ['undefined', `throw undefined`, 'undefined'],
+      ['null', `throw null`, 'null'],
+      ['a function', `throw function f() {}`, 'function f() {}'],
+      ['a cyclic object', `const o = {}; o.o = o; throw o`, '[unprintable]'],
+      ['an Error whose name is a Symbol', `const e = new Error('m'); e.name = Symbol('n'); throw e`, 'Symbol(n): m'],
+      [
+        'an Error whose name getter throws',
+        `const e = new Error('m'); Object.defineProperty(e, 'name', { get() { throw 1 } }); throw e`,
+        'm',
+      ],
+      [
+        'an Error whose message is an object with a throwing toString',
+        `const e = new Error(); Object.defineProperty(e, 'message', { value: { toString() { throw 1 } } }); throw e`,
+        '[unprintable]',
+      ],
+      [
+        'an Error whose stack getter throws',
+        `const e = new Error('m'); Object.defineProperty(e, 'stack', { get() { throw 1 } }); throw e`,
+        'Error: m',
+      ],
+      ['a revoked Proxy', `const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); throw proxy`, '[unprintable]'],
+      [
+        'a Proxy whose every trap throws',
+        `throw new Proxy({}, { get() { throw 1 }, getPrototypeOf() { throw 1 }, ownKeys() { throw 1 } })`,
+        '[unprintable]',
+      ],
+      ['an AggregateError of Symbols', `throw new AggregateError([Symbol(), 1n], 'agg')`, 'AggregateError: agg'],
+    ] satisfies Case[]
+  ).map(([label, code, message]): Row => ({
     name: `throws ${label}`,
     code,
     expect: 'USER_ERROR',
@@ -220,75 +225,78 @@ return 1`,
   }));
 
   // Class 4, unhandled rejections: reported in the run's logs; the run goes on and ends by its own result.
-  const rejected: Row[] = [
+  const rejected: Row[] = (
     [
-      'an Error, then ctx.tools',
-      `Promise.reject(new Error('boom')); await ctx.tools.echo({}); return 'done'`,
-      'Error: boom',
-    ],
-    [
-      'an Error, then ctx.audit',
-      `Promise.reject(new Error('boom')); await ctx.audit('e'); return 'done'`,
-      'Error: boom',
-    ],
-    [
-      'an async function nobody awaits',
-      `(async () => { throw new TypeError('late'); })(); await ctx.tools.echo({}); return 'done'`,
-      'TypeError: late',
-    ],
-    [
-      'a rejection after a ctx call',
-      `await ctx.tools.echo({}); Promise.reject(new RangeError('after')); return 'done'`,
-      'RangeError: after',
-    ],
-    [
-      'a Symbol',
-      `Promise.reject(Symbol('s')); await ctx.tools.echo({}); return 'done'`,
-      'a value that is not an Error',
-    ],
-    ['a BigInt', `Promise.reject(5n); await ctx.audit('e'); return 'done'`, ''],
-    [
-      'a cyclic object',
-      `const o = {}; o.o = o; Promise.reject(o); await ctx.tools.echo({}); return 'done'`,
-      'a value that is not an Error',
-    ],
-    [
-      'a revoked Proxy',
-      `const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); Promise.reject(proxy); await ctx.tools.echo({}); return 'done'`,
-      'a value that is not an Error',
-    ],
-    ['a 10 MB string', `Promise.reject('s'.repeat(1e7)); await ctx.tools.echo({}); return 'done'`, 'sss'],
-    [
-      'an Error whose name is a Symbol',
-      `const e = new Error('m'); e.name = Symbol('n'); Promise.reject(e); await ctx.audit('e'); return 'done'`,
-      '',
-    ],
-    // The messages isolated-vm uses for its own limits: a rejection that says so is still only a rejection.
-    [
-      'an Error that says it timed out',
-      `Promise.reject(new Error('Script execution timed out.')); await ctx.tools.echo({}); return 'done'`,
-      'timed out',
-    ],
-    [
-      'an Error that names the memory limit',
-      `Promise.reject(new Error('Isolate was disposed during execution due to memory limit')); await ctx.audit('e'); return 'done'`,
-      'memory limit',
-    ],
-    [
-      'several, in several entries',
-      `for (let i = 0; i < 5; i++) { Promise.reject(new Error('r' + i)); await ctx.tools.echo({ i }); } return 'done'`,
-      'Error: r0',
-    ],
-  ].map(([label, code, logged]): Row => ({
+      [
+        'an Error, then ctx.tools',
+        `Promise.reject(new Error('boom')); await ctx.tools.echo({}); return 'done'`,
+        'Error: boom',
+      ],
+      [
+        'an Error, then ctx.audit',
+        `Promise.reject(new Error('boom')); await ctx.audit('e'); return 'done'`,
+        'Error: boom',
+      ],
+      [
+        'an async function nobody awaits',
+        `(async () => { throw new TypeError('late'); })(); await ctx.tools.echo({}); return 'done'`,
+        'TypeError: late',
+      ],
+      [
+        'a rejection after a ctx call',
+        `await ctx.tools.echo({}); Promise.reject(new RangeError('after')); return 'done'`,
+        'RangeError: after',
+      ],
+      [
+        'a Symbol',
+        `Promise.reject(Symbol('s')); await ctx.tools.echo({}); return 'done'`,
+        'a value that is not an Error',
+      ],
+      ['a BigInt', `Promise.reject(5n); await ctx.audit('e'); return 'done'`, ''],
+      [
+        'a cyclic object',
+        `const o = {}; o.o = o; Promise.reject(o); await ctx.tools.echo({}); return 'done'`,
+        'a value that is not an Error',
+      ],
+      [
+        'a revoked Proxy',
+        `const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); Promise.reject(proxy); await ctx.tools.echo({}); return 'done'`,
+        'a value that is not an Error',
+      ],
+      ['a 10 MB string', `Promise.reject('s'.repeat(1e7)); await ctx.tools.echo({}); return 'done'`, 'sss'],
+      [
+        'an Error whose name is a Symbol',
+        `const e = new Error('m'); e.name = Symbol('n'); Promise.reject(e); await ctx.audit('e'); return 'done'`,
+        '',
+      ],
+      // The messages isolated-vm uses for its own limits: a rejection that says so is still only a rejection.
+      [
+        'an Error that says it timed out',
+        `Promise.reject(new Error('Script execution timed out.')); await ctx.tools.echo({}); return 'done'`,
+        'timed out',
+      ],
+      [
+        'an Error that names the memory limit',
+        `Promise.reject(new Error('Isolate was disposed during execution due to memory limit')); await ctx.audit('e'); return 'done'`,
+        'memory limit',
+      ],
+      [
+        'several, in several entries',
+        `for (let i = 0; i < 5; i++) { Promise.reject(new Error('r' + i)); await ctx.tools.echo({ i }); } return 'done'`,
+        'Error: r0',
+      ],
+    ] satisfies Case[]
+  ).map(([label, code, logged]): Row => ({
     name: `an unhandled rejection: ${label}`,
     code,
     expect: 'succeeded',
     limits: ROOMY,
     check: (o) => {
       expect(result(o)).toBe('done');
-      expect(o.logs[0]).toMatch(/^\[unhandled rejection\] /);
-      expect(o.logs[0]).toContain(logged);
-      expect(o.logs[0].length).toBeLessThanOrEqual(BOUNDARY_CAPS.rejectionLogChars + 30);
+      const logged0 = defined(o.logs[0], 'a log line');
+      expect(logged0).toMatch(/^\[unhandled rejection\] /);
+      expect(logged0).toContain(logged);
+      expect(logged0.length).toBeLessThanOrEqual(BOUNDARY_CAPS.rejectionLogChars + 30);
     },
   }));
   rejected.push(

@@ -65,9 +65,10 @@ return lines;`;
 function publishedSurface(): string[] {
   const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'sandbox.md'), 'utf8');
   const block = /<!-- realm-surface:start -->\s*```text\n([\s\S]*?)```\s*<!-- realm-surface:end -->/.exec(doc);
-  if (block === null) throw new Error('docs/sandbox.md has no realm-surface block');
+  const list = block?.[1];
+  if (list === undefined) throw new Error('docs/sandbox.md has no realm-surface block');
   // Compared without trailing whitespace: the docs' formatter trims it (an object with no own keys ends in ': ').
-  return block[1]
+  return list
     .split('\n')
     .map((line) => line.trimEnd())
     .filter((line) => line.length > 0);

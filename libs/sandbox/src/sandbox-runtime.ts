@@ -1,4 +1,4 @@
-import { ErrorCode } from '@toolhost/contracts';
+import { ErrorCode, jsonText } from '@toolhost/contracts';
 import { performance } from 'node:perf_hooks';
 import { CallBudget } from './call-budget';
 import { CodeProfile } from './code-profile';
@@ -211,7 +211,7 @@ export class SandboxRuntime {
     this.runs += 1;
     this.inFlight += 1;
     try {
-      const inputJson = JSON.stringify(request.input) ?? 'null';
+      const inputJson = jsonText(request.input) ?? 'null';
       if (Buffer.byteLength(inputJson) > request.limits.maxInputBytes) {
         return failedOutcome(
           {

@@ -356,8 +356,9 @@ export class TenantIsolate {
    */
   private watchStuck(culprit: { run: ActiveRun; code: ErrorCode } | undefined): void {
     const timer = setTimeout(() => {
-      if (this.inEntries.size === 0) return;
-      const stuck = culprit ?? { run: [...this.inEntries][0].run, code: ErrorCode.TIMEOUT };
+      const [first] = this.inEntries;
+      if (first === undefined) return;
+      const stuck = culprit ?? { run: first.run, code: ErrorCode.TIMEOUT };
       for (const { run } of this.inEntries) if (run.end !== undefined) run.resolve(run.end);
       const { request } = stuck.run;
       this.enforcement.watch?.stuck({
@@ -764,8 +765,12 @@ export class TenantIsolate {
     }
     const result = JSON.parse(resultJson) as JsonValue;
     const content = contentJson === '' ? undefined : (JSON.parse(contentJson) as unknown);
-    const piContent = Array.isArray(content) ? content.filter(isString) : undefined;
-    this.finish(run, { kind: 'succeeded', result, piContent });
+    this.finish(
+      run,
+      Array.isArray(content)
+        ? { kind: 'succeeded', result, piContent: content.filter(isString) }
+        : { kind: 'succeeded', result },
+    );
   }
 
   private appendLog(run: ActiveRun, line: string, truncatedHere: boolean): void {
@@ -791,7 +796,12 @@ export class TenantIsolate {
 function rejectionText(reason: unknown): string {
   let text: string;
   try {
-    text = reason instanceof Error ? `${String(reason.name)}: ${String(reason.message)}` : String(reason);
+    if (reason instanceof Error) {
+      // Typed as strings, but an isolate's error may carry any value there: String() reads each as it is.
+      const name: unknown = reason.name;
+      const message: unknown = reason.message;
+      text = `${String(name)}: ${String(message)}`;
+    } else text = String(reason);
     // isolated-vm's stand-in for a reason it cannot copy (a Symbol, a plain object, a Proxy).
     if (text.includes('not an instance of `Error`')) text = 'a value that is not an Error';
   } catch {

@@ -24,6 +24,8 @@ export async function createGatewayApp(
   parts: GatewayParts = productionGatewayParts,
 ): Promise<NestFastifyApplication> {
   const adapter = createHttpEdgeAdapter({ bodyLimit: DEFAULT_LIMITS.maxInputBytes + BODY_ENVELOPE_BYTES });
+  // Nest declares its options as a class but takes (and documents) a plain object.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, parts), adapter, {
     bufferLogs: true,
     // Idle keep-alive connections would hold `close()` open forever; requests still being answered are waited

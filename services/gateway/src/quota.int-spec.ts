@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayHarness, fakeTool } from '../test/gateway-harness';
 import { call, eventually } from '../test/http';
+import { defined } from '../../../test/support/defined';
 
 describe('gateway per-tenant quota over HTTP', () => {
   const harness = new GatewayHarness();
@@ -9,7 +10,10 @@ describe('gateway per-tenant quota over HTTP', () => {
   const tools = tenants.map((tenantId) => fakeTool(tenantId));
 
   const invoke = (tenant: number, body: Record<string, unknown>) =>
-    call(harness.url, 'POST', '/v1/invocations', { key: `key-${tenant}`, json: { tool: tools[tenant].id, ...body } });
+    call(harness.url, 'POST', '/v1/invocations', {
+      key: `key-${tenant}`,
+      json: { tool: defined(tools[tenant]).id, ...body },
+    });
 
   beforeAll(async () => {
     tenants.forEach((tenantId, i) => registry.keys.set(`key-${i}`, { keyId: `k${i}`, tenantId, scopes: ['invoke'] }));

@@ -5,6 +5,7 @@ import { FakeWorker } from '../test/fake-worker';
 import { GatewayProcess } from '../test/gateway-process';
 import { call, eventually } from '../test/http';
 import { RedisServerProcess } from '../../../test/support/redis-server.process';
+import { defined } from '../../../test/support/defined';
 
 const PREFIX = `test-gwr-${randomUUID().slice(0, 8)}`;
 
@@ -54,10 +55,13 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
   });
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     gateway?.kill();
     await redisServer?.restart().catch(() => undefined);
     await worker?.close();
     await redisServer?.kill();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     await registry.close();
   });
 
@@ -131,7 +135,7 @@ describe('gateway resilience: Redis outage and graceful drain', () => {
       timeoutMs: 15_000,
     });
     await worker.whenHolding(1);
-    const [held] = worker.seen.slice(-1);
+    const held = defined(worker.seen.at(-1), 'the held job');
     // This redis-server keeps nothing on disk: a restart is Redis losing everything it was given.
     await redisServer.kill();
     await redisServer.restart();
@@ -202,10 +206,13 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
   });
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     gateway?.kill();
     await worker?.close();
     admin?.disconnect();
     await redisServer?.kill();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     await registry.close();
   });
 
@@ -262,8 +269,11 @@ describe('gateway resilience: started while Redis is down', () => {
   });
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     gateway?.kill();
     await redisServer?.kill();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     await registry.close();
   });
 

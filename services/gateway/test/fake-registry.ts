@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { defined } from '../../../test/support/defined';
 
 /** A tool as the registry's internal API answers it (the fields the gateway reads, plus a few it ignores). */
 export interface FakeTool {
@@ -52,32 +53,44 @@ export class FakeRegistry {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/health/live') return this.send(res, 200, { status: 'ok' });
-    if (req.headers.authorization !== `Bearer ${this.token}`) return this.send(res, 401, { error: 'bad token' });
+    if (url.pathname === '/health/live') {
+      this.send(res, 200, { status: 'ok' });
+      return;
+    }
+    if (req.headers.authorization !== `Bearer ${this.token}`) {
+      this.send(res, 401, { error: 'bad token' });
+      return;
+    }
     let match: RegExpExecArray | null;
     if (req.method === 'POST' && url.pathname === '/internal/v1/keys/verify') {
       this.calls.verify += 1;
       const body = JSON.parse(await readBody(req)) as { key?: string };
       const key = body.key === undefined ? undefined : this.keys.get(body.key);
-      return key ? this.send(res, 200, key) : this.send(res, 401, { error: 'unknown key' });
+      if (key) this.send(res, 200, key);
+      else this.send(res, 401, { error: 'unknown key' });
+      return;
     }
     if ((match = /^\/internal\/v1\/tools\/([^/]+)$/.exec(url.pathname))) {
       this.calls.tool += 1;
-      const tool = this.tools.get(match[1]);
-      return tool ? this.send(res, 200, record(tool)) : this.send(res, 404, { error: 'not found' });
+      const tool = this.tools.get(defined(match[1], 'the tool id'));
+      if (tool) this.send(res, 200, record(tool));
+      else this.send(res, 404, { error: 'not found' });
+      return;
     }
     if ((match = /^\/internal\/v1\/tools\/([^/]+)\/versions\/(\d+)$/.exec(url.pathname))) {
       this.calls.version += 1;
-      const tool = this.tools.get(match[1]);
+      const tool = this.tools.get(defined(match[1], 'the tool id'));
       const version = Number(match[2]);
       const schema = tool?.versions?.[version] ?? (tool?.version === version ? tool.inputSchema : undefined);
-      if (!tool || !schema) return this.send(res, 404, { error: 'not found' });
-      return this.send(res, 200, { ...record(tool), version, inputSchema: schema, secrets: { TOKEN: 'never-leaves' } });
+      if (!tool || !schema) this.send(res, 404, { error: 'not found' });
+      else this.send(res, 200, { ...record(tool), version, inputSchema: schema, secrets: { TOKEN: 'never-leaves' } });
+      return;
     }
     if ((match = /^\/internal\/v1\/tenants\/([^/]+)\/tools$/.exec(url.pathname))) {
       this.calls.list += 1;
       const items = [...this.tools.values()].filter((tool) => tool.tenantId === match?.[1]).map(record);
-      return this.send(res, 200, { items });
+      this.send(res, 200, { items });
+      return;
     }
     this.send(res, 404, { error: 'no route' });
   }

@@ -58,12 +58,15 @@ export class GatewayHarness {
   }
 
   async stop(): Promise<void> {
+    // Set by start(), which may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     await this.gateway?.stop();
     await this.worker?.close();
     if (this.redis) {
       await dropRedisKeys(REDIS_URL, this.prefix);
       await this.redis.quit();
     }
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     await this.registry.close();
   }
 }

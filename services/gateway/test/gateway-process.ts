@@ -39,8 +39,8 @@ export class GatewayProcess {
     const port = await new Promise<number>((done, fail) => {
       const timer = setTimeout(() => fail(new Error(`gateway did not start:\n${output.join('\n')}`)), START_TIMEOUT_MS);
       let buffered = '';
-      child.stdout?.setEncoding('utf8');
-      child.stdout?.on('data', (chunk: string) => {
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
         buffered += chunk;
         const lines = buffered.split('\n');
         buffered = lines.pop() ?? '';
@@ -53,11 +53,11 @@ export class GatewayProcess {
           }
         }
       });
-      child.stderr?.setEncoding('utf8');
-      child.stderr?.on('data', (chunk: string) => output.push(chunk));
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk: string) => output.push(chunk));
       child.once('exit', (code) => {
         clearTimeout(timer);
-        fail(new Error(`gateway exited with ${code}:\n${output.join('\n')}`));
+        fail(new Error(`gateway exited with ${String(code)}:\n${output.join('\n')}`));
       });
     });
     return new GatewayProcess(child, `http://127.0.0.1:${port}`, output);

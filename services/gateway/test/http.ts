@@ -25,7 +25,7 @@ export async function call(
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers,
-    body,
+    ...(body === undefined ? {} : { body }),
     signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   });
   const text = await response.text();

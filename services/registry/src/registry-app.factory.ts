@@ -25,7 +25,10 @@ function installJsonBodyParser(fastify: FastifyInstance): void {
       request,
       typeof body === 'string' ? body : body.toString('utf8'),
       (error: (Error & { code?: string }) | null, value?: unknown) => {
-        if (!error) return done(null, value);
+        if (!error) {
+          done(null, value);
+          return;
+        }
         const message =
           error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
             ? 'the request body is empty but Content-Type is application/json'
@@ -47,6 +50,8 @@ export async function createRegistryApp(config: Readonly<RegistryConfig>): Promi
 
   const adapter = createHttpEdgeAdapter({ bodyLimit: config.REGISTRY_BODY_LIMIT_BYTES });
   installJsonBodyParser(adapter.getInstance());
+  // Nest declares its options as a class but takes (and documents) a plain object.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
   const app = await NestFactory.create<NestFastifyApplication>(RegistryModule.forRoot(config, settings), adapter, {
     bufferLogs: true,
     bodyParser: false,

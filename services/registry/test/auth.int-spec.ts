@@ -3,6 +3,7 @@ import { hashApiKey } from '@toolhost/contracts';
 import { createTenantWithKey, toolBody } from '../../../test/support/registry-fixtures';
 import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
 import { queryDatabase } from '../../../test/support/test-database';
+import { defined } from '../../../test/support/defined';
 
 let registry: RunningRegistry;
 
@@ -11,6 +12,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   await registry?.stop();
 });
 
@@ -89,7 +92,7 @@ describe('tenants and keys (admin)', () => {
       ['tenant.created', 'admin'],
       ['key.created', 'admin'],
     ]);
-    expect(rows[1].data).toMatchObject({ keyId, scopes: ['tools:read', 'tools:write', 'invoke'] });
+    expect(defined(rows[1]).data).toMatchObject({ keyId, scopes: ['tools:read', 'tools:write', 'invoke'] });
   });
 });
 
@@ -166,7 +169,7 @@ describe('authentication', () => {
       expect(response.status).toBe(403);
       expect(response.body.error.code).toBe('FORBIDDEN');
     }
-    expect(denied[0].body.error.message).toBe('this key lacks the scope tools:write');
+    expect(defined(denied[0]).body.error.message).toBe('this key lacks the scope tools:write');
     // Nothing the read-only key attempted happened.
     const after = await registry.http.get(`/v1/tools/${id}`, reader);
     expect(after.body).toMatchObject({ version: 1, status: 'active', title: 'Add numbers' });

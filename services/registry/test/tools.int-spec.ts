@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { createTenantWithKey, toolBody, type TenantWithKey } from '../../../test/support/registry-fixtures';
 import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
 import { queryDatabase } from '../../../test/support/test-database';
+import { defined } from '../../../test/support/defined';
 
 let registry: RunningRegistry;
 let alice: TenantWithKey;
@@ -16,6 +17,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Set by a before hook that may have failed before assigning it: close only what started.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
   await registry?.stop();
 });
 
@@ -73,8 +76,8 @@ describe('POST /v1/tools and GET /v1/tools/{id}', () => {
       [id],
     );
     expect(rows).toHaveLength(1);
-    expect(rows[0].secret_names).toEqual(['TOKEN']);
-    expect(Buffer.isBuffer(rows[0].secrets_ciphertext)).toBe(true);
+    expect(defined(rows[0]).secret_names).toEqual(['TOKEN']);
+    expect(Buffer.isBuffer(defined(rows[0]).secrets_ciphertext)).toBe(true);
     const dump = JSON.stringify(
       await queryDatabase(registry.database.url, 'SELECT t::text AS row FROM tool_versions t WHERE tool_id = $1', [id]),
     );

@@ -10,6 +10,7 @@ import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from 
 import { InvocationService } from './invocation.service';
 import type { QuotaDecision, QuotaStore } from '../quotas/quota-store';
 import { LOST, type PendingReply, type ReplyWaiter } from '../replies/reply-waiter';
+import { defined } from '../../../../test/support/defined';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const TOOL_ID = '22222222-2222-4222-8222-222222222222';
@@ -156,8 +157,8 @@ describe('InvocationService', () => {
       context: { agentId: 'a' },
       replyTo: 'toolhost:replies:test',
     });
-    expect(outcome.body).toEqual(succeeded(queue.jobs[0].invocationId));
-    expect(quota.released).toEqual([queue.jobs[0].invocationId]);
+    expect(outcome.body).toEqual(succeeded(defined(queue.jobs[0]).invocationId));
+    expect(quota.released).toEqual([defined(queue.jobs[0]).invocationId]);
   });
 
   it('caps the wait at the configured maximum and uses the default when none is asked', async () => {
@@ -180,7 +181,7 @@ describe('InvocationService', () => {
     const context = { agentId: 'a', agentName: 'n', powerUserId: null, toolCallId: 'c', conversationId: null };
     const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, context });
     expect(outcome.status).toBe(202);
-    expect(queue.jobs[0].context).toEqual(context);
+    expect(defined(queue.jobs[0]).context).toEqual(context);
   });
 
   it('answers 202 at once with wait: false, leaving the reply to release the slot', async () => {
@@ -196,7 +197,7 @@ describe('InvocationService', () => {
     const { service, queue, quota, replies } = setup();
     queue.snapshot = undefined;
     expect((await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } })).status).toBe(202);
-    const job = { ...queue.jobs[0] };
+    const job = { ...defined(queue.jobs[0]) };
     queue.snapshot = {
       data: job,
       state: 'completed',
@@ -208,7 +209,7 @@ describe('InvocationService', () => {
     expect(outcome.status).toBe(200);
     expect(outcome.body).toEqual(succeeded(job.invocationId));
     // Its reply was lost (hence the read): the slot is released and the waiter dropped now, not by the sweep.
-    expect(quota.released).toEqual([queue.jobs[1].invocationId]);
+    expect(quota.released).toEqual([defined(queue.jobs[1]).invocationId]);
     expect(replies.events).toEqual(['expect', 'cancel']);
   });
 
@@ -224,7 +225,7 @@ describe('InvocationService', () => {
       .catch((e: unknown) => e)) as GatewayError;
     expect(error).toBeInstanceOf(GatewayError);
     expect(`${error.status} ${error.code}`).toBe('503 UNAVAILABLE');
-    const invocationId = queue.jobs[0].invocationId;
+    const invocationId = defined(queue.jobs[0]).invocationId;
     expect(error.details).toEqual({ invocationId, enqueued: 'lost' });
     // Nothing will ever free them otherwise: the slot now, the waiter with it.
     expect(quota.released).toEqual([invocationId]);
@@ -239,10 +240,10 @@ describe('InvocationService', () => {
       .invoke(principal, { tool: TOOL_ID, input: { n: 1 } })
       .catch((e: unknown) => e)) as GatewayError;
     expect(`${error.status} ${error.code}`).toBe('503 UNAVAILABLE');
-    expect(error.details).toEqual({ invocationId: queue.jobs[0].invocationId, enqueued: 'lost' });
+    expect(error.details).toEqual({ invocationId: defined(queue.jobs[0]).invocationId, enqueued: 'lost' });
     // The waiter told it only after the add was confirmed; the waiter releases the slot (FakeReplies: onFinished).
     expect(replies.enqueuedCount).toBe(1);
-    expect(quota.released).toEqual([queue.jobs[0].invocationId]);
+    expect(quota.released).toEqual([defined(queue.jobs[0]).invocationId]);
   });
 
   it('answers 202 when the job cannot be read at the end of the wait (Redis away), keeping slot and waiter', async () => {

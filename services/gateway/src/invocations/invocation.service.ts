@@ -144,7 +144,7 @@ export class InvocationService {
       version: tool.version,
       input: request.input,
       context: request.context ?? {},
-      replyTo: this.replies.replyTo,
+      ...(this.replies.replyTo === undefined ? {} : { replyTo: this.replies.replyTo }),
       enqueuedAt: Date.now(),
     };
     try {

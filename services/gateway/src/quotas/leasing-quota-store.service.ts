@@ -52,10 +52,10 @@ interface TenantStock {
   /** Invocations holding a slot, with when their release is overdue and their job is to be looked up. */
   admitted: Map<string, number>;
   /** The lookup of overdue slots' jobs in flight, if any. */
-  checking?: Promise<void>;
+  checking?: Promise<void> | undefined;
   renewedAt: number;
   /** The one lease round trip in flight for this tenant, if any. */
-  lease?: Promise<LeaseOutcome>;
+  lease?: Promise<LeaseOutcome> | undefined;
   /** Acquires waiting for a lease: a sync lease asks for enough tokens for all of them. */
   waiting: number;
   /** Demand since the last hold check. */
@@ -83,7 +83,7 @@ export class LeasingQuotaStore implements QuotaStore {
   private readonly concurrencyOn: boolean;
   private readonly tokenCap: number;
   private readonly slotCap: number;
-  private timer?: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout | undefined;
   private lastHoldCheck: number;
   private closed = false;
 

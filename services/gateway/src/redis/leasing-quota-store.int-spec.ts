@@ -12,6 +12,7 @@ import {
 } from '../quotas/leasing-quota-store.service';
 import { BullmqInvocationQueue } from './bullmq-invocation-queue.adapter';
 import { RedisQuotaLeases } from './redis-quota-leases.adapter';
+import { defined } from '../../../../test/support/defined';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `test-quota-${randomUUID().slice(0, 8)}`;
@@ -336,12 +337,12 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
     for (let step = 0; step < 150; step += 1) {
       const action = random(4);
       if (action === 0 && running.length > 0) {
-        const [done] = running.splice(random(running.length), 1);
+        const done = defined(running.splice(random(running.length), 1)[0]);
         done.gateway.store.release(tenant, done.id);
       } else if (action === 1) {
-        await Promise.all(Array.from({ length: 1 + random(8) }, () => acquire(gateways[random(2)])));
+        await Promise.all(Array.from({ length: 1 + random(8) }, () => acquire(defined(gateways[random(2)]))));
       } else {
-        await acquire(gateways[random(2)]);
+        await acquire(defined(gateways[random(2)]));
       }
       expect(admittedTotal).toBeLessThanOrEqual(40);
     }

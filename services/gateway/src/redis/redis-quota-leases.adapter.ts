@@ -100,11 +100,11 @@ export interface QuotaLimits {
 
 type LeaseCommand = (bucket: string, leases: string, expiry: string, ...args: (string | number)[]) => Promise<unknown>;
 
-const isNumbers = (value: unknown): value is number[] =>
-  Array.isArray(value) && value.every((item) => typeof item === 'number');
+const isFourNumbers = (value: unknown): value is [number, number, number, number] =>
+  Array.isArray(value) && value.length === 4 && value.every((item) => typeof item === 'number');
 
 function parseGrant(answer: unknown): LeaseGrant {
-  if (!isNumbers(answer) || answer.length !== 4) throw new Error('quota lease: unexpected answer from Redis');
+  if (!isFourNumbers(answer)) throw new Error('quota lease: unexpected answer from Redis');
   const [tokens, slots, tokenRetryMs, slotRetryMs] = answer;
   return { tokens, slots, tokenRetryMs, slotRetryMs };
 }

@@ -7,7 +7,7 @@ interface Entry {
   onFinished: () => void;
   createdAt: number;
   /** Set while a request waits. */
-  resolve?: (invocation: Invocation | typeof LOST | undefined) => void;
+  resolve?: ((invocation: Invocation | typeof LOST | undefined) => void) | undefined;
   timer?: NodeJS.Timeout;
   /** A reply that came before anybody started waiting (between enqueue and `result`). */
   arrived?: Invocation | typeof LOST;
@@ -20,11 +20,9 @@ function parseReply(raw: string): ReplyMessage | undefined {
   try {
     const value = JSON.parse(raw) as unknown;
     if (typeof value !== 'object' || value === null) return undefined;
-    const message = value as Partial<ReplyMessage>;
-    if (typeof message.invocationId !== 'string' || typeof message.invocation !== 'object' || !message.invocation) {
-      return undefined;
-    }
-    return message as ReplyMessage;
+    if (!('invocationId' in value) || typeof value.invocationId !== 'string') return undefined;
+    if (!('invocation' in value) || typeof value.invocation !== 'object' || !value.invocation) return undefined;
+    return value as ReplyMessage;
   } catch {
     return undefined;
   }
@@ -111,10 +109,10 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     { retryMs = 500, attempts = 20, parallel = 16 }: { retryMs?: number; attempts?: number; parallel?: number } = {},
   ): Promise<void> {
     let unread = [...this.entries.keys()];
-    for (let attempt = 0; unread.length > 0 && attempt < attempts && !this.closed; attempt += 1) {
+    for (let attempt = 0; unread.length > 0 && attempt < attempts && this.isOpen(); attempt += 1) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
       const failed: string[] = [];
-      for (let start = 0; start < unread.length && !this.closed; start += parallel) {
+      for (let start = 0; start < unread.length && this.isOpen(); start += parallel) {
         await Promise.all(
           unread.slice(start, start + parallel).map(async (invocationId) => {
             const entry = this.entries.get(invocationId);
@@ -133,6 +131,11 @@ export class PubSubReplyWaiter implements ReplyWaiter {
       }
       unread = failed;
     }
+  }
+
+  /** Read through a call: `close()` may run during the awaits of a loop that checks it between them. */
+  private isOpen(): boolean {
+    return !this.closed;
   }
 
   async drain(graceMs: number): Promise<void> {

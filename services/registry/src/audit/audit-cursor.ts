@@ -8,6 +8,10 @@ export function encodeAuditCursor(cursor: AuditCursor): string {
 
 export function decodeAuditCursor(text: string): AuditCursor {
   const match = /^(-?\d{1,20})\.(\d{1,20})$/.exec(Buffer.from(text, 'base64url').toString('utf8'));
-  if (!match) throw RegistryError.invalidQuery([{ path: '/cursor', message: 'is not a cursor this API issued' }]);
-  return { micros: match[1], seq: match[2] };
+  const micros = match?.[1];
+  const seq = match?.[2];
+  if (micros === undefined || seq === undefined) {
+    throw RegistryError.invalidQuery([{ path: '/cursor', message: 'is not a cursor this API issued' }]);
+  }
+  return { micros, seq };
 }

@@ -66,7 +66,7 @@ export class AuditRepository {
         actor: row.actor,
         createdAt: row.created_at.toISOString(),
       })),
-      last: lastRow ? { micros: lastRow.micros, seq: lastRow.seq } : undefined,
+      ...(lastRow ? { last: { micros: lastRow.micros, seq: lastRow.seq } } : {}),
       more: rows.length > limit,
     };
   }

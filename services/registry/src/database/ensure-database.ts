@@ -58,7 +58,8 @@ export async function waitForDatabase(
 ): Promise<void> {
   const { maintenanceUrl } = maintenanceUrlOf(databaseUrl);
   const deadline = Date.now() + timeoutMs;
-  let permanent = false;
+  // Set by giveUp below (an object: flow analysis would read a local `let` as still `false` in the catch).
+  const refused = { permanent: false };
   try {
     await retryWithBackoff(
       async () => {
@@ -75,8 +76,8 @@ export async function waitForDatabase(
         giveUp: (error, attempt, nextDelayMs) => {
           // Wrong credentials, no such role or database, no permission: waiting will not change the answer.
           const code = (error as { code?: unknown }).code;
-          permanent = typeof code === 'string' && PERMANENT.has(code);
-          if (permanent || Date.now() + nextDelayMs > deadline) return true;
+          refused.permanent = typeof code === 'string' && PERMANENT.has(code);
+          if (refused.permanent || Date.now() + nextDelayMs > deadline) return true;
           onRetry(error, attempt);
           return false;
         },
@@ -85,7 +86,7 @@ export async function waitForDatabase(
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new DatabaseUnreachableError(
-      permanent
+      refused.permanent
         ? `Postgres refused the connection: ${message}`
         : `Postgres did not accept a connection within ${timeoutMs} ms: ${message}`,
     );

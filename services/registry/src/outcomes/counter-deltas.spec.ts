@@ -1,5 +1,6 @@
 import type { OutcomeJob } from '@toolhost/queue';
 import { counterDeltas, isBlamedFailure, uniqueByInvocation } from './counter-deltas';
+import { defined } from '../../../../test/support/defined';
 
 let seq = 0;
 function outcome(toolId: string, status: 'succeeded' | 'failed', second: number, id?: string): OutcomeJob {
@@ -47,13 +48,13 @@ describe('counterDeltas', () => {
   it('breaks a tie on finishing time by invocation id, not by arrival order', () => {
     const early = { ...outcome('a', 'failed', 1, 'id-1'), errorMessage: 'first' };
     const late = { ...outcome('a', 'failed', 1, 'id-2'), errorMessage: 'second' };
-    expect(counterDeltas([late, early])[0].lastError).toBe('USER_ERROR: second');
-    expect(counterDeltas([early, late])[0].lastError).toBe('USER_ERROR: second');
+    expect(defined(counterDeltas([late, early])[0]).lastError).toBe('USER_ERROR: second');
+    expect(defined(counterDeltas([early, late])[0]).lastError).toBe('USER_ERROR: second');
   });
 
   it('cuts lastError at 2000 characters without leaving half a surrogate pair', () => {
     const failed = { ...outcome('a', 'failed', 1), errorMessage: `${'m'.repeat(1_987)}😀 and more` };
-    const [delta] = counterDeltas([failed]);
+    const delta = defined(counterDeltas([failed])[0]);
     // 'USER_ERROR: ' is 12 characters: the emoji's high surrogate is the 2000th.
     expect(delta.lastError).toHaveLength(2_000);
     expect(delta.lastError?.endsWith('m\ufffd')).toBe(true);

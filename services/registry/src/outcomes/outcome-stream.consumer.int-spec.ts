@@ -17,6 +17,7 @@ import {
   type OutcomeStreamOptions,
 } from './outcome-stream.consumer';
 import { OutcomesRepository } from './outcomes.repository';
+import { defined } from '../../../../test/support/defined';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Keys of their own per test, so that entries one test leaves behind cannot reach the next.
@@ -130,7 +131,7 @@ const pendingCount = async (): Promise<number> => ((await producer.xpending(stre
 const deadLetters = async (): Promise<Map<string, string>[]> =>
   (await producer.xrange(deadLetterKey, '-', '+')).map(([, fields]) => {
     const map = new Map<string, string>();
-    for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i], fields[i + 1]);
+    for (let i = 0; i + 1 < fields.length; i += 2) map.set(defined(fields[i]), defined(fields[i + 1]));
     return map;
   });
 
@@ -185,7 +186,7 @@ describe('OutcomeStreamConsumer', () => {
     const applied: string[] = [];
     consumer({ apply: (batch) => (applied.push(...batch.map((o) => o.invocationId)), Promise.resolve()) }, 200).start();
     await until(() => applied.length === 1);
-    expect(applied).toEqual([written[0].invocationId]);
+    expect(applied).toEqual([defined(written[0]).invocationId]);
     consumers.splice(consumers.indexOf(stuck), 1);
     // Its loop waits forever on apply: only its connection is closed (in afterAll).
   });
@@ -222,9 +223,9 @@ describe('OutcomeStreamConsumer', () => {
     const ids = await write(batch);
     // The entry is dead-lettered after the rest of its pass has applied: wait for both.
     await until(() => applied.length === 2 && dead.length === 1);
-    expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
+    expect(applied.sort()).toEqual([defined(batch[0]).invocationId, defined(batch[2]).invocationId].sort());
     expect(dead.map((d) => [d.streamId, d.outcome.invocationId])).toEqual([[ids[1], poison.invocationId]]);
-    const [letter] = await deadLetters();
+    const letter = defined((await deadLetters())[0], 'a dead letter');
     expect(letter.get('stream-id')).toBe(ids[1]);
     expect(letter.get('error')).toBe('invalid input syntax for type uuid');
     // The raw fields: the entry can be replayed as it was written.
@@ -375,7 +376,7 @@ describe('OutcomeStreamConsumer', () => {
     consumer({
       apply: (batch) => {
         calls.push(batch.map((o) => o.invocationId));
-        if (batch.length === 1 && batch[0].invocationId === poison.invocationId && outage) {
+        if (batch.length === 1 && defined(batch[0]).invocationId === poison.invocationId && outage) {
           outage = false;
           return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
         }
@@ -394,14 +395,14 @@ describe('OutcomeStreamConsumer', () => {
     await until(async () => (await producer.xlen(deadLetterKey)) === 1);
     const letters = await deadLetters();
     expect(letters.map((l) => l.get('error'))).toEqual(['unsupported Unicode escape sequence']);
-    expect(applied.sort()).toEqual([batch[0].invocationId, batch[2].invocationId].sort());
+    expect(applied.sort()).toEqual([defined(batch[0]).invocationId, defined(batch[2]).invocationId].sort());
     // The pass stopped at the outage: the entry after the poison was not tried on its own before the poison was
     // tried again (it stayed pending with it).
     const outageAt = calls.findIndex((call) => call.length === 1 && call[0] === poison.invocationId);
     const retriedAt = calls.findIndex((call, i) => i > outageAt && call.includes(poison.invocationId));
     expect(outageAt).toBeGreaterThan(-1);
     expect(retriedAt).toBeGreaterThan(outageAt);
-    expect(calls.slice(outageAt + 1, retriedAt)).not.toContainEqual([batch[2].invocationId]);
+    expect(calls.slice(outageAt + 1, retriedAt)).not.toContainEqual([defined(batch[2]).invocationId]);
   });
 });
 
@@ -418,7 +419,7 @@ function postgresProxy(target: URL) {
   return {
     url: (): string => Object.assign(new URL(target.href), { port: String(port), hostname: '127.0.0.1' }).href,
     open: async (): Promise<void> => {
-      server = createServer((client) => {
+      const listening = createServer((client) => {
         const upstream = connect(Number(target.port || 5432), target.hostname);
         track(client);
         track(upstream);
@@ -426,8 +427,9 @@ function postgresProxy(target: URL) {
         upstream.on('close', () => client.destroy());
         client.pipe(upstream).pipe(client);
       });
-      await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
-      port = (server.address() as AddressInfo).port;
+      server = listening;
+      await new Promise<void>((resolve) => listening.listen(port, '127.0.0.1', resolve));
+      port = (listening.address() as AddressInfo).port;
     },
     cut: async (): Promise<void> => {
       for (const socket of sockets) socket.destroy();
@@ -450,8 +452,11 @@ describe('OutcomeStreamConsumer with OutcomesRepository', () => {
   });
 
   afterAll(async () => {
+    // Set by a before hook that may have failed before assigning them: close only what started.
+    /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
     await db?.destroy();
     await database?.drop();
+    /* eslint-enable @typescript-eslint/no-unnecessary-condition */
   });
 
   async function newTool(): Promise<string> {
@@ -467,15 +472,19 @@ describe('OutcomeStreamConsumer with OutcomesRepository', () => {
 
   const usage = async (toolId: string): Promise<number> =>
     Number(
-      (
-        await queryDatabase<{ usage_count: string }>(database.url, `SELECT usage_count FROM tools WHERE id = $1`, [
-          toolId,
-        ])
-      )[0].usage_count,
+      defined(
+        (
+          await queryDatabase<{ usage_count: string }>(database.url, `SELECT usage_count FROM tools WHERE id = $1`, [
+            toolId,
+          ])
+        )[0],
+      ).usage_count,
     );
 
   const repositoryHooks = (repository: OutcomesRepository): Partial<OutcomeStreamHooks> => ({
-    apply: async (batch) => void (await repository.apply(batch, 3)),
+    apply: async (batch) => {
+      await repository.apply(batch, 3);
+    },
   });
 
   it('applies hostile strings, dead-letters an outcome Postgres refuses, and goes on to later entries', async () => {
@@ -497,7 +506,7 @@ describe('OutcomeStreamConsumer with OutcomesRepository', () => {
     ]);
     await until(async () => (await usage(toolId)) === 2 && (await usage(other)) === 1);
     await until(async () => (await producer.xlen(deadLetterKey)) === 1);
-    const [letter] = await deadLetters();
+    const letter = defined((await deadLetters())[0], 'a dead letter');
     expect(letter.get('error')).toContain('invalid input syntax for type uuid');
     expect(decodeOutcome([...letter].flat())?.invocationId).toBe('not-a-uuid');
     await write([toolOutcome(other)]);

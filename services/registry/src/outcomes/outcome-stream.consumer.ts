@@ -174,6 +174,11 @@ export class OutcomeStreamConsumer {
     }
   }
 
+  /** Read through a call: `close()` may run during the awaits of the loop that checks it. */
+  private isRunning(): boolean {
+    return this.running;
+  }
+
   private async run(): Promise<void> {
     while (this.running) {
       try {
@@ -198,7 +203,7 @@ export class OutcomeStreamConsumer {
           // Something applied, or the database is away (retried every second so that it is back soon after it is).
           this.progressed();
         }
-        if (this.running) await (this.options.sleep ?? sleep)(delayMs, this.closing.signal);
+        if (this.isRunning()) await (this.options.sleep ?? sleep)(delayMs, this.closing.signal);
       }
     }
   }
@@ -285,9 +290,10 @@ export class OutcomeStreamConsumer {
         .xdel(streamKey, ...ids)
         .exec();
     }
-    if (kept.length > 0) {
+    const [firstKept] = kept;
+    if (firstKept !== undefined) {
       const transient = kept.some(({ error }) => this.hooks.classify(error) === 'transient');
-      throw new KeptPending(kept[0].error, applied === 0 && !transient);
+      throw new KeptPending(firstKept.error, applied === 0 && !transient);
     }
   }
 

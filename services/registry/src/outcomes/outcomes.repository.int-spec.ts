@@ -8,6 +8,7 @@ import { createTestDatabase, queryDatabase, type TestDatabase } from '../../../.
 import { InitialSchema1764400000000 } from '../database/migrations/1764400000000-initial-schema.migration';
 import { migrateDatabase, registryDataSourceOptions } from '../database/registry-data-source';
 import { OutcomesRepository } from './outcomes.repository';
+import { defined } from '../../../../test/support/defined';
 
 let database: TestDatabase;
 let db: DataSource;
@@ -70,13 +71,17 @@ async function applyAll(batches: OutcomeJob[][], on: OutcomesRepository = reposi
 }
 
 const counters = async (toolId: string) =>
-  (
-    await queryDatabase<{ usage_count: string; failure_count: number; status: string; disabled_reason: string | null }>(
-      database.url,
-      `SELECT usage_count, failure_count, status, disabled_reason FROM tools WHERE id = $1`,
-      [toolId],
-    )
-  )[0];
+  defined(
+    (
+      await queryDatabase<{
+        usage_count: string;
+        failure_count: number;
+        status: string;
+        disabled_reason: string | null;
+      }>(database.url, `SELECT usage_count, failure_count, status, disabled_reason FROM tools WHERE id = $1`, [toolId])
+    )[0],
+    'the tool row',
+  );
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -88,8 +93,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Set by a before hook that may have failed before assigning them: close only what started.
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
   await db?.destroy();
   await database?.drop();
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 });
 
 describe('OutcomesRepository', () => {
@@ -157,7 +165,7 @@ describe('OutcomesRepository', () => {
     const normal = outcome(other, 'succeeded');
     // throw new Error('\0'), an error message cut inside a surrogate pair, hostile context and ctx.audit data.
     const hostile = outcome(toolId, 'failed', {
-      errorCode: 'USER_\0ERROR' as OutcomeJob['errorCode'],
+      errorCode: 'USER_\0ERROR' as NonNullable<OutcomeJob['errorCode']>,
       errorMessage: `a\0b \udc00 ${'m'.repeat(1_982)}😀`,
       context: { agentId: '\u0000', agentName: 'x\ud83d', conversationId: 'c\0' },
       audit: [{ event: 'e\0', data: { s: '\0', 'k\0': ['\ud83d', { deep: 'y\0' }] }, at: new Date().toISOString() }],
@@ -166,20 +174,28 @@ describe('OutcomesRepository', () => {
 
     expect(await counters(other)).toMatchObject({ usage_count: '1', failure_count: 0 });
     expect(await counters(toolId)).toMatchObject({ usage_count: '2', failure_count: 0 });
-    const [row] = await queryDatabase<{
-      error_code: string;
-      error_message: string;
-      agent_id: string;
-      agent_name: string;
-    }>(database.url, `SELECT error_code, error_message, agent_id, agent_name FROM invocations WHERE id = $1`, [
-      hostile.invocationId,
-    ]);
+    const row = defined(
+      (
+        await queryDatabase<{
+          error_code: string;
+          error_message: string;
+          agent_id: string;
+          agent_name: string;
+        }>(database.url, `SELECT error_code, error_message, agent_id, agent_name FROM invocations WHERE id = $1`, [
+          hostile.invocationId,
+        ])
+      )[0],
+      'row',
+    );
     expect(row).toMatchObject({ error_code: 'USER_ERROR', agent_id: '', agent_name: 'x\ufffd' });
     expect(row.error_message.startsWith('ab \ufffd mmm')).toBe(true);
-    const [tool] = await queryDatabase<{ last_error: string }>(
-      database.url,
-      `SELECT last_error FROM tools WHERE id = $1`,
-      [toolId],
+    const tool = defined(
+      (
+        await queryDatabase<{ last_error: string }>(database.url, `SELECT last_error FROM tools WHERE id = $1`, [
+          toolId,
+        ])
+      )[0],
+      'tool',
     );
     // The counter's cut (2000 characters) falls inside the emoji.
     expect(tool.last_error).toHaveLength(2_000);
@@ -247,7 +263,7 @@ describe('OutcomesRepository', () => {
         plans.map(async (plan) => {
           const toolId = await newTool();
           const runs: Record<string, OutcomeJob> = reviewerRuns(toolId);
-          const disabled = await applyAll(plan.map((batch) => batch.map((name) => runs[name])));
+          const disabled = await applyAll(plan.map((batch) => batch.map((name) => defined(runs[name], name))));
           const row = await counters(toolId);
           expect({ plan, disabled, ...row }).toMatchObject({
             plan,
@@ -265,10 +281,13 @@ describe('OutcomesRepository', () => {
       const older = finished(toolId, 'failed', 1_000, { errorMessage: 'the older error' });
       const newer = finished(toolId, 'failed', 2_000, { errorMessage: 'the newer error' });
       await applyAll([[newer], [older]]);
-      const [row] = await queryDatabase<{ last_error: string }>(
-        database.url,
-        `SELECT last_error FROM tools WHERE id = $1`,
-        [toolId],
+      const row = defined(
+        (
+          await queryDatabase<{ last_error: string }>(database.url, `SELECT last_error FROM tools WHERE id = $1`, [
+            toolId,
+          ])
+        )[0],
+        'row',
       );
       expect(row.last_error).toBe('USER_ERROR: the newer error');
     });
@@ -313,7 +332,7 @@ describe('OutcomesRepository', () => {
               f3: finished(toolId, 'failed', 3_000),
               s4: finished(toolId, 'succeeded', 4_000),
             };
-            const disabled = await applyAll(plan.map((batch) => batch.map((name) => runs[name])));
+            const disabled = await applyAll(plan.map((batch) => batch.map((name) => defined(runs[name], name))));
             const row = await counters(toolId);
             const events = await queryDatabase(
               database.url,
@@ -380,7 +399,7 @@ describe('OutcomesRepository', () => {
       await applyAll([[finished(toolId, 'failed', 50_000), finished(toolId, 'failed', 50_001)]]);
       expect((await counters(toolId)).failure_count).toBe(2);
       const tree = failedTree(toolId, 60_000, 3);
-      const success = finished(toolId, 'succeeded', 59_999, { rootInvocationId: tree[0].invocationId });
+      const success = finished(toolId, 'succeeded', 59_999, { rootInvocationId: defined(tree[0]).invocationId });
       await applyAll([[...tree, success]]);
       // Only the tree's root finished after its nested success: the tree is charged once, after the reset.
       expect((await counters(toolId)).failure_count).toBe(1);
@@ -394,15 +413,22 @@ describe('OutcomesRepository', () => {
         finished(toolId, 'failed', ms, { errorCode: 'SANDBOX_CRASH', errorMessage: `crash at ${ms}`, blameless: true });
       await applyAll([[finished(toolId, 'failed', 1_000), finished(toolId, 'failed', 2_000)]]);
       expect(await applyAll([[blameless(3_000), blameless(4_000)], [blameless(5_000)]])).toBe(0);
-      const [row] = await queryDatabase<{
-        usage_count: string;
-        failure_count: number;
-        status: string;
-        last_error: string;
-        last_used_at: Date;
-      }>(database.url, `SELECT usage_count, failure_count, status, last_error, last_used_at FROM tools WHERE id = $1`, [
-        toolId,
-      ]);
+      const row = defined(
+        (
+          await queryDatabase<{
+            usage_count: string;
+            failure_count: number;
+            status: string;
+            last_error: string;
+            last_used_at: Date;
+          }>(
+            database.url,
+            `SELECT usage_count, failure_count, status, last_error, last_used_at FROM tools WHERE id = $1`,
+            [toolId],
+          )
+        )[0],
+        'row',
+      );
       expect(row).toMatchObject({
         usage_count: '5',
         failure_count: 2,

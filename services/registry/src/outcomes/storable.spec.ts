@@ -21,7 +21,7 @@ describe('storable', () => {
   it('leaves other values, and objects that are not plain, as they are', () => {
     const date = new Date(0);
     expect(storable(date)).toBe(date);
-    expect(storable(undefined)).toBeUndefined();
+    expect(storable<unknown>(undefined)).toBeUndefined();
     expect(storable(3)).toBe(3);
   });
 });

@@ -1,17 +1,19 @@
 import Ajv, { type AnySchemaObject } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
+import type AjvCore from 'ajv/dist/core';
 import addFormats from 'ajv-formats';
 import { jsonSchemaDraftOf, type JsonSchemaDraft } from '@toolhost/contracts';
 
 // Tool schemas come from users and LLM tooling: unknown keywords (`examples`, `x-*`) are fine, so not strict.
 // Compiling catches what meta-validation cannot (bad regular expressions, unresolvable $refs).
-function newAjv<A extends Ajv>(ctor: new (options: object) => A): A {
+function newAjv<A extends AjvCore>(ctor: new (options: object) => A): A {
   const ajv = new ctor({ strict: false, allErrors: true, logger: false, validateFormats: true });
   addFormats(ajv);
   return ajv;
 }
 
-const ajvByDraft: Record<JsonSchemaDraft, Ajv> = {
+// Typed as ajv's common base: `Ajv2020` is not a subclass of the draft-07 `Ajv`.
+const ajvByDraft: Record<JsonSchemaDraft, AjvCore> = {
   '2020-12': newAjv(Ajv2020),
   'draft-07': newAjv(Ajv),
 };

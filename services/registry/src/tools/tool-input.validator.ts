@@ -96,7 +96,7 @@ export class ToolInputValidator {
     if (raw.allowedTools !== undefined) fields.allowedTools = raw.allowedTools;
     const changed = Object.keys(fields);
     if (raw.secrets !== undefined) changed.push('secrets');
-    return { fields, secrets: raw.secrets, changed };
+    return { fields, ...(raw.secrets === undefined ? {} : { secrets: raw.secrets }), changed };
   }
 }
 
@@ -149,7 +149,11 @@ function resolveForm(raw: RawToolBody, problems: FieldProblem[], required: boole
     if (raw.description === undefined) problems.push({ path: '/description', message: 'is required (or send schema)' });
     if (raw.inputSchema === undefined) problems.push({ path: '/inputSchema', message: 'is required (or send schema)' });
   }
-  return { description: raw.description, inputSchema: raw.inputSchema, inputSchemaPath: '/inputSchema' };
+  return {
+    ...(raw.description === undefined ? {} : { description: raw.description }),
+    ...(raw.inputSchema === undefined ? {} : { inputSchema: raw.inputSchema }),
+    inputSchemaPath: '/inputSchema',
+  };
 }
 
 function checkContent(raw: RawToolBody, form: ResolvedForm, problems: FieldProblem[]): void {
