@@ -14,6 +14,8 @@ export async function createWorkerApp(
   const app = await NestFactory.create<NestFastifyApplication>(
     WorkerModule.forRoot(config, parts),
     new FastifyAdapter(),
+    // Nest declares its options as a class but takes (and documents) a plain object.
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
     { bufferLogs: true },
   );
   app.useLogger(app.get(Logger));

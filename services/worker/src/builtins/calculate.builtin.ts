@@ -157,6 +157,8 @@ const REFUSED_SYNTAX: Record<string, string> = {
 };
 
 // For parsing and checking only; expressions are evaluated on ExpressionThread's own instance.
+// mathjs types its factory map as possibly missing; the package always ships it.
+if (all === undefined) throw new Error('mathjs has no factory map');
 const math = create(all);
 
 function refuse(what: string): never {
@@ -184,31 +186,44 @@ function check(node: MathNode, variables: Set<string>): void {
       if (name === undefined) refuse('calling a method');
       // Variables never shadow a function (see AssignmentNode), so the name is mathjs's own function.
       if (!FUNCTIONS.has(name) || variables.has(name)) refuse(`${name}()`);
-      return children(args);
+      children(args);
+      return;
     }
     case 'OperatorNode': {
       const { fn, op, args } = node as unknown as { fn: string; op: string; args: MathNode[] };
       if (!OPERATORS.has(fn)) refuse(`the operator ${op}`);
-      return children(args);
+      children(args);
+      return;
     }
     case 'ParenthesisNode':
-      return check((node as unknown as { content: MathNode }).content, variables);
+      check((node as unknown as { content: MathNode }).content, variables);
+      return;
     case 'ConditionalNode': {
-      const { condition, trueExpr, falseExpr } = node as unknown as Record<string, MathNode>;
-      return children([condition, trueExpr, falseExpr]);
+      const { condition, trueExpr, falseExpr } = node as unknown as {
+        condition: MathNode;
+        trueExpr: MathNode;
+        falseExpr: MathNode;
+      };
+      children([condition, trueExpr, falseExpr]);
+      return;
     }
     case 'RelationalNode':
-      return children((node as unknown as { params: MathNode[] }).params);
+      children((node as unknown as { params: MathNode[] }).params);
+      return;
     case 'ArrayNode':
-      return children((node as unknown as { items: MathNode[] }).items);
+      children((node as unknown as { items: MathNode[] }).items);
+      return;
     case 'ObjectNode':
-      return children(Object.values((node as unknown as { properties: Record<string, MathNode> }).properties));
+      children(Object.values((node as unknown as { properties: Record<string, MathNode> }).properties));
+      return;
     case 'AccessorNode': {
       const { object, index } = node as unknown as { object: MathNode; index: MathNode };
-      return children([object, index]);
+      children([object, index]);
+      return;
     }
     case 'IndexNode':
-      return children((node as unknown as { dimensions: MathNode[] }).dimensions);
+      children((node as unknown as { dimensions: MathNode[] }).dimensions);
+      return;
     case 'AssignmentNode': {
       const { object, index, value } = node as unknown as { object: MathNode; index: MathNode | null; value: MathNode };
       if (object.type !== 'SymbolNode' || index) refuse('assigning to a part of a value');

@@ -181,19 +181,22 @@ export class ExpressionThread {
   private pump(): void {
     if (this.current === undefined && this.queue.length > 0) {
       if (this.worker === undefined) this.start();
-      else if (this.ready) this.send(this.queue.shift()!);
+      else if (this.ready) {
+        const next = this.queue.shift();
+        if (next !== undefined) this.send(this.worker, next);
+      }
     }
     this.holdProcess();
   }
 
-  private send(pending: Pending): void {
+  private send(worker: Worker, pending: Pending): void {
     const timeoutMs = this.timeoutMs;
     const timer = setTimeout(() => {
       this.fail(new ExpressionError(`the expression ran longer than ${timeoutMs} ms`, true));
       this.restart();
     }, timeoutMs);
     this.current = { pending, timer };
-    this.worker!.postMessage({ id: pending.id, expression: pending.expression });
+    worker.postMessage({ id: pending.id, expression: pending.expression });
   }
 
   /** An idle thread never keeps the process alive; one with work does, like any pending I/O. */

@@ -28,6 +28,7 @@ import { OutcomeWrites, type OutcomeSink } from '../run/outcome-writes';
 import { ProcessorMetrics } from './processor-metrics';
 import { metricsOn } from './processor-metrics.fixtures';
 import { ReplyPublisher } from '../outcomes/reply-publisher';
+import { defined } from '../../../../test/support/defined';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -129,6 +130,8 @@ describe('InvocationProcessor', () => {
       onOutcomesLost: () => undefined,
     },
   ): InvocationProcessor {
+    // A stand-in runner: the processor only calls runJob.
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
     const created = new InvocationProcessor({ runJob } as InvocationRunner, new ReplyPublisher(publisher), hooks, {
       connection,
       prefix,
@@ -327,7 +330,7 @@ describe('InvocationProcessor', () => {
       // Its outcomes are not settled yet, so the job has not completed: the record already holds what was replied.
       expect(await queue.getJobState(id)).toBe('active');
       const recorded = await queueConnection.hget(`${prefix}:${INVOCATIONS_QUEUE}:${id}`, 'returnvalue');
-      expect(JSON.parse(recorded!)).toEqual(replies[0]);
+      expect(JSON.parse(defined(recorded, 'the recorded answer'))).toEqual(replies[0]);
       release();
       await until(async () => (await queue.getJobState(id)) === 'completed');
       expect((await queue.getJob(id))?.returnvalue).toEqual(replies[0]);
@@ -405,8 +408,12 @@ describe('InvocationProcessor', () => {
       const releases = new Map<string, () => void>();
       const released = new Map<string, Promise<void>>();
       const gateOf = (id: string): Promise<void> => {
-        if (!released.has(id)) released.set(id, new Promise<void>((resolve) => releases.set(id, resolve)));
-        return released.get(id)!;
+        let gate = released.get(id);
+        if (gate === undefined) {
+          gate = new Promise<void>((resolve) => releases.set(id, resolve));
+          released.set(id, gate);
+        }
+        return gate;
       };
       const start = (failing = new Set<string>()): void =>
         processor(
@@ -429,7 +436,11 @@ describe('InvocationProcessor', () => {
             },
           },
         ).start();
-      return { events, release: (id) => (gateOf(id), releases.get(id)!()), start };
+      const release = (id: string): void => {
+        void gateOf(id);
+        defined(releases.get(id), `the gate of ${id}`)();
+      };
+      return { events, release, start };
     }
 
     const add = (id: string, toolId?: string) =>
@@ -479,7 +490,7 @@ describe('InvocationProcessor', () => {
       await add(suspect, SUSPECT);
       await until(async () => (await queue.getJobState(suspect)) === 'active');
       await add(later);
-      const closed = processors[processors.length - 1].close();
+      const closed = defined(processors.at(-1), 'the processor').close();
       release(first);
       await until(() => events.includes(`run ${suspect}`));
       release(suspect);

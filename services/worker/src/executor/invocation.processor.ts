@@ -106,7 +106,9 @@ export class InvocationProcessor {
   }
 
   private async handle(job: Job<InvocationJob, Invocation>, token: string | undefined): Promise<Invocation> {
-    if (job.data.v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(job.data.v)}`);
+    // Typed as version 1, but a job may come from a newer producer.
+    const { v } = job.data as { v: unknown };
+    if (v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(v)}`);
     if (this.gate.soloPending && token !== undefined) {
       // Taken while a solo run waits or runs: it would only wait here, so it goes back to the queue untouched.
       await job.moveToWait(token);
@@ -181,7 +183,7 @@ export class InvocationProcessor {
     if (job.attemptsMade < attempts && !(error instanceof UnrecoverableError)) return;
     this.hooks.onInfrastructureFailure(job.data, error);
     // A payload this worker cannot read has nothing to report against.
-    if (job.data.v !== 1) return;
+    if ((job.data as { v: unknown }).v !== 1) return;
     const message = `the invocation could not be run: ${error.message}`;
     const invocation = failedInvocation(job.data, { code: ErrorCode.UNAVAILABLE, message }, 0);
     // Its one terminal state, for the registry too (the invocation log, usage, lastError): without it the registry

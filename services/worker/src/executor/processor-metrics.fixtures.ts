@@ -4,7 +4,9 @@ import type { ProcessorMetrics } from './processor-metrics';
 /** The part of MetricsService the processor's metrics use, on a registry of its own (Nest's ESM stays out of jest). */
 export function metricsOn(registry: Registry): ConstructorParameters<typeof ProcessorMetrics>[0] {
   return {
-    counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames, registers: [registry] }),
-    histogram: (name, help, labelNames = []) => new Histogram({ name, help, labelNames, registers: [registry] }),
+    counter: (name, help, labelNames) =>
+      new Counter({ name, help, labelNames: labelNames ?? [], registers: [registry] }),
+    histogram: (name, help, labelNames) =>
+      new Histogram({ name, help, labelNames: labelNames ?? [], registers: [registry] }),
   };
 }

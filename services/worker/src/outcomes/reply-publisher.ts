@@ -45,7 +45,7 @@ export class ReplyPublisher {
    * SANDBOX_CRASH, so the caller had been answered one thing and the job record, polled, said another.
    */
   async answer(job: Job<InvocationJob, Invocation>, invocation: Invocation): Promise<void> {
-    const jobKey = `${job.queueQualifiedName}:${job.id}`;
+    const jobKey = `${job.queueQualifiedName}:${String(job.id)}`;
     // The invocation is written once; the reply (a ReplyMessage) wraps the same text.
     const invocationJson = JSON.stringify(invocation);
     const message = `{"invocationId":${JSON.stringify(invocation.id)},"invocation":${invocationJson}}`;

@@ -16,6 +16,7 @@ import { ToolCatalog } from '../registry/tool-catalog';
 import { InvocationRunner } from './invocation-runner';
 import { OutcomeWriteError } from './outcome-write.error';
 import type { OutcomeSink } from './outcome-writes';
+import { defined } from '../../../../test/support/defined';
 
 const tenantId = randomUUID();
 const tools = new Map<string, InternalToolVersion>();
@@ -68,7 +69,10 @@ describe('InvocationRunner with a real sandbox runtime', () => {
   const runtime = new SandboxRuntime();
   const sandbox = {
     run: runtime.run.bind(runtime),
-    close: () => Promise.resolve(runtime.dispose()),
+    close: () => {
+      runtime.dispose();
+      return Promise.resolve();
+    },
   };
   const outcomes: OutcomeJob[] = [];
   /** A runner over the shared sandbox and registry; by default its outcomes land in `outcomes`. */
@@ -258,7 +262,7 @@ describe('InvocationRunner with a real sandbox runtime', () => {
              const nested = await ctx.tools['${recursive.toolName}']({});
              return nested;`,
     });
-    const invocation = await run(tools.get(recursive.id)!);
+    const invocation = await run(defined(tools.get(recursive.id), 'the recursive tool'));
     expect(invocation).toMatchObject({ status: 'failed', error: { code: 'BUDGET_EXCEEDED' } });
   });
 

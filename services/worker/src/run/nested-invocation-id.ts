@@ -11,8 +11,9 @@ export function nameBasedUuid(namespace: string, name: string): string {
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ''), 'hex');
   if (namespaceBytes.length !== 16) throw new RangeError(`not a UUID: ${namespace}`);
   const bytes = createHash('sha1').update(namespaceBytes).update(name, 'utf8').digest().subarray(0, 16);
-  bytes[6] = (bytes[6] & 0x0f) | 0x50;
-  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  // A SHA-1 digest has 20 bytes: both are there.
+  bytes.writeUInt8((bytes.readUInt8(6) & 0x0f) | 0x50, 6);
+  bytes.writeUInt8((bytes.readUInt8(8) & 0x3f) | 0x80, 8);
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -54,7 +54,8 @@ export class OutcomeWrites {
     for (const write of this.writes) if (write.failed) this.start(write);
     await Promise.all(this.writes.map((write) => write.done));
     const failed = this.writes.filter((write) => write.failed);
-    if (failed.length > 0) throw new OutcomeWriteError(failed.length, failed[0].error);
+    const [first] = failed;
+    if (first) throw new OutcomeWriteError(failed.length, first.error);
   }
 
   private start(write: Write): void {

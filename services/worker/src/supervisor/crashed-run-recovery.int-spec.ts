@@ -14,6 +14,7 @@ import type { OutcomeSink } from '../run/outcome-writes';
 import { ReplyPublisher } from '../outcomes/reply-publisher';
 import { CrashSuspects, crashSuspectsKey } from '../crash-blame/crash-suspects';
 import { CrashedRunRecovery } from './crashed-run-recovery';
+import { defined } from '../../../../test/support/defined';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -72,16 +73,18 @@ describe('CrashedRunRecovery', () => {
   });
 
   /** Adds one job per tool and takes each with the next token of `tokens` (as an executor's BullMQ worker would). */
-  async function hold(tokens: string[]): Promise<InvocationJob[]> {
+  /** One job per token, each taken with it; the jobs come back in the tokens' order, one for each. */
+  async function hold<const T extends readonly string[]>(tokens: T): Promise<{ [K in keyof T]: InvocationJob }> {
     const held: InvocationJob[] = [];
     for (const token of tokens) {
       const data = job(randomUUID());
       await queue.add('invoke', data, { jobId: data.invocationId });
       const taken = await taker.getNextJob(token);
-      expect(taken?.id).toBe(data.invocationId);
+      expect(taken.id).toBe(data.invocationId);
       held.push(data);
     }
-    return held;
+    // One pushed per token, in order: the tuple type says what the loop made.
+    return held as { [K in keyof T]: InvocationJob };
   }
 
   it('ends the runs of an executor that held several as blameless SANDBOX_CRASH, and blames a run held alone', async () => {
@@ -143,10 +146,10 @@ describe('CrashedRunRecovery', () => {
    * holding the job with `token` (BullMQ's worker sets it on the jobs it processes).
    */
   async function answerAs(data: InvocationJob, token: string): Promise<Invocation> {
-    const job = await queue.getJob(data.invocationId);
-    job!.token = token;
+    const job = defined(await queue.getJob(data.invocationId), 'the job');
+    job.token = token;
     const invocation = succeeded(data);
-    await new ReplyPublisher(connection).answer(job!, invocation);
+    await new ReplyPublisher(connection).answer(job, invocation);
     return invocation;
   }
 
@@ -204,7 +207,7 @@ describe('CrashedRunRecovery', () => {
       expect(await connection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`)).toBeNull();
     }
     const next = await taker.getNextJob('exec-g:1');
-    expect([waiting.invocationId, alsoWaiting.invocationId]).toContain(next?.id);
+    expect([waiting.invocationId, alsoWaiting.invocationId]).toContain(next.id);
     // Only the culprit stays suspected.
     await suspects.refresh();
     expect(suspects.has(solo)).toBe(true);
@@ -281,8 +284,8 @@ describe('CrashedRunRecovery', () => {
     const job = await queue.getJob(data.invocationId);
     // Only the record goes: the lock stays, and still names this run (so only the missing record stops the write).
     await connection.del(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`);
-    job!.token = 'exec-d:1';
-    await new ReplyPublisher(connection).answer(job!, succeeded(data));
+    defined(job, 'the job').token = 'exec-d:1';
+    await new ReplyPublisher(connection).answer(defined(job, 'the job'), succeeded(data));
     expect(await connection.get(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}:lock`)).toBe('exec-d:1');
     expect(await connection.exists(`${prefix}:${INVOCATIONS_QUEUE}:${data.invocationId}`)).toBe(0);
   });

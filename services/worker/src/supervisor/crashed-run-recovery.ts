@@ -146,10 +146,12 @@ export class CrashedRunRecovery {
     // runs the executor had not written are lost with it).
     const answered = isFinishedInvocation(job.returnvalue) ? job.returnvalue : undefined;
     const durationMs = answered?.durationMs ?? Math.max(0, finishedAt.getTime() - startedAt.getTime());
-    const error = answered
-      ? answered.error
-      : (limit ?? { code: ErrorCode.SANDBOX_CRASH, message: `the sandbox process died during the run (${reason})` });
-    const invocation = answered ?? failedInvocation(data, error!, durationMs);
+    const failure = limit ?? {
+      code: ErrorCode.SANDBOX_CRASH,
+      message: `the sandbox process died during the run (${reason})`,
+    };
+    const error = answered ? answered.error : failure;
+    const invocation = answered ?? failedInvocation(data, failure, durationMs);
     // The outcome first: once the job completes, nothing else would report this run.
     await this.outcomes.publish(
       outcomeOf(data, {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { AggregatorRegistry } from 'prom-client';
 import { projectRoot } from '../../../../scripts/project-root';
 import { ExecutorPool, type ExecutorPoolOptions } from './executor-pool';
+import { defined } from '../../../../test/support/defined';
 
 const fakeExecutor = join(projectRoot(__dirname), 'services', 'worker', 'test', 'fake-executor.js');
 
@@ -78,7 +79,7 @@ describe('ExecutorPool', () => {
     pools.push(executors);
     executors.start();
     await until(() => executors.isConsuming);
-    return { executors, crashes, first: pids(executors)[0] };
+    return { executors, crashes, first: defined(pids(executors)[0], 'a consuming executor') };
   }
 
   it('reports a dead executor with its worker id and replaces it', async () => {
@@ -105,8 +106,9 @@ describe('ExecutorPool', () => {
   it('kills an executor that stops sending heartbeats', async () => {
     const { crashes, first } = await consumingPool({ FAKE_SILENT: '1' });
     await until(() => crashes.length >= 1);
-    expect(crashes[0].workerId).toBe(`fake-${first}`);
-    expect(crashes[0].reason).toBe('killed by SIGKILL');
+    const [crash] = crashes;
+    expect(crash?.workerId).toBe(`fake-${first}`);
+    expect(crash?.reason).toBe('killed by SIGKILL');
   }, 30_000);
 
   it('does not take a slow start for a hang', async () => {
@@ -130,7 +132,10 @@ describe('ExecutorPool', () => {
     executors.start();
     await until(() => executors.stats().consuming === 1 && executors.stats().standby === 1);
     const before = pids(executors);
-    const [consuming] = before.filter((pid) => pid !== standbyPid(executors));
+    const consuming = defined(
+      before.find((pid) => pid !== standbyPid(executors)),
+      'the consuming executor',
+    );
     const standby = standbyPid(executors);
     // Its counts have reached the pool (they come with heartbeats), so they outlive it.
     await until(() => inside(executors).some((e) => e.process.pid === consuming && e.lastMetrics !== undefined));
@@ -159,7 +164,10 @@ describe('ExecutorPool', () => {
     await until(consumingWithMetrics);
     // 22 + 21 + 21: rounding each share up gave 66.
     expect(await total()).toMatch(/^fake_concurrency 64$/m);
-    const [victim] = pids(executors).filter((pid) => pid !== standbyPid(executors));
+    const victim = defined(
+      pids(executors).find((pid) => pid !== standbyPid(executors)),
+      'a consuming executor',
+    );
     process.kill(victim, 'SIGKILL');
     await until(() => !pids(executors).includes(victim) && consumingWithMetrics());
     // Each heartbeat comes within 100 ms; the promoted standby's first one after 'consume' carries its share.
