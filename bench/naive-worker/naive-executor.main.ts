@@ -2,14 +2,14 @@
  * The executor of the e2e benchmark's naive worker (forked by naive-worker.main.ts): the production executor with its
  * sandbox swapped for a fresh isolated-vm Context and compile per call, and no tool or validator cache.
  */
-import { runExecutor, workerGauge, type ExecutorParts, type ExecutorSandbox } from '../../services/worker/src';
+import { runExecutor, WORKER_GAUGES, type ExecutorParts, type ExecutorSandbox } from '../../services/worker/src';
 import { FreshContextRunner } from './fresh-context.runner';
 
 const freshContextSandbox: ExecutorParts['sandbox'] = (_config, metrics): ExecutorSandbox => {
   const runner = new FreshContextRunner();
   let runs = 0;
   let inFlight = 0;
-  workerGauge(metrics, 'sandboxInFlight', (gauge) => gauge.set(inFlight));
+  metrics.gauge(...WORKER_GAUGES.sandboxInFlight, (gauge) => gauge.set(inFlight));
   return {
     runner: {
       run: async (request) => {

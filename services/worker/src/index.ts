@@ -9,4 +9,4 @@ export { runExecutor } from './executor/executor.main';
 export type { ExecutorParts } from './executor/executor-parts';
 export type { ExecutorSandbox } from './executor/sandbox.factory';
 export type { SandboxRunner } from './run/sandbox-runner';
-export { workerGauge } from './worker-metrics';
+export { WORKER_GAUGES } from './worker-metrics';

@@ -1,20 +1,11 @@
 // Every metric of the worker, declared once with its help text. The supervisor serves one scrape for the worker: its
 // own metrics and its executors' (summed over them), so the two processes' metrics are one catalogue. Names follow
 // toolhost_worker_<name>_<unit>; no label is unbounded (a tool id would be bounded, an invocation id never is).
-import type { MetricsService } from '@toolhost/observability';
-import type { Counter, Gauge, Histogram } from 'prom-client';
+// Each entry is MetricsService's arguments: `metrics.counter(...WORKER_COUNTERS.invocations)`,
+// `metrics.gauge(...WORKER_GAUGES.executors, collect)`.
 
-interface MetricDefinition<L extends string = string> {
-  name: string;
-  help: string;
-  labels: readonly L[];
-}
-
-const define = <L extends string>(name: string, help: string, labels: readonly L[] = []): MetricDefinition<L> => ({
-  name,
-  help,
-  labels,
-});
+const define = <L extends string>(name: string, help: string, labels: readonly L[] = []) =>
+  [name, help, labels] as const;
 
 export const WORKER_COUNTERS = {
   // Counted by an executor for each root run it finishes, and by the supervisor for those a dead executor held.
@@ -61,33 +52,3 @@ export const WORKER_GAUGES = {
 export const WORKER_HISTOGRAMS = {
   invocationDuration: define('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', ['status']),
 };
-
-type LabelsOf<D> = D extends MetricDefinition<infer L> ? L : never;
-
-/** The counter `key` of the catalogue, registered on `metrics`. */
-export function workerCounter<K extends keyof typeof WORKER_COUNTERS>(
-  metrics: Pick<MetricsService, 'counter'>,
-  key: K,
-): Counter<LabelsOf<(typeof WORKER_COUNTERS)[K]>> {
-  const { name, help, labels } = WORKER_COUNTERS[key] as MetricDefinition<LabelsOf<(typeof WORKER_COUNTERS)[K]>>;
-  return metrics.counter(name, help, labels);
-}
-
-/** The gauge `key` of the catalogue, its values set by `collect` at scrape time. */
-export function workerGauge<K extends keyof typeof WORKER_GAUGES>(
-  metrics: Pick<MetricsService, 'gauge'>,
-  key: K,
-  collect: (gauge: Gauge<LabelsOf<(typeof WORKER_GAUGES)[K]>>) => void | Promise<void>,
-): Gauge<LabelsOf<(typeof WORKER_GAUGES)[K]>> {
-  const { name, help, labels } = WORKER_GAUGES[key] as MetricDefinition<LabelsOf<(typeof WORKER_GAUGES)[K]>>;
-  return metrics.gauge(name, help, labels, collect);
-}
-
-/** The histogram `key` of the catalogue (the default duration buckets). */
-export function workerHistogram<K extends keyof typeof WORKER_HISTOGRAMS>(
-  metrics: Pick<MetricsService, 'histogram'>,
-  key: K,
-): Histogram<LabelsOf<(typeof WORKER_HISTOGRAMS)[K]>> {
-  const { name, help, labels } = WORKER_HISTOGRAMS[key] as MetricDefinition<LabelsOf<(typeof WORKER_HISTOGRAMS)[K]>>;
-  return metrics.histogram(name, help, labels);
-}

@@ -1,7 +1,7 @@
 import { LogThrottle, type Invocation } from '@toolhost/contracts';
 import type { MetricsService } from '@toolhost/observability';
 import type { InvocationJob } from '@toolhost/queue';
-import { workerCounter, workerHistogram } from '../worker-metrics';
+import { WORKER_COUNTERS, WORKER_HISTOGRAMS } from '../worker-metrics';
 import type { ProcessorHooks } from './invocation.processor';
 
 /** Where ProcessorMetrics reports: a pino logger in an executor, anything with an `error(object)` in a test. */
@@ -22,11 +22,11 @@ export class ProcessorMetrics implements ProcessorHooks {
     metrics: Pick<MetricsService, 'counter' | 'histogram'>,
     private readonly logger: ErrorLog,
   ) {
-    this.finished = workerCounter(metrics, 'invocations');
-    this.duration = workerHistogram(metrics, 'invocationDuration');
-    this.infraFailures = workerCounter(metrics, 'infrastructureFailures');
-    this.outcomesLost = workerCounter(metrics, 'outcomesLost');
-    this.workerErrors = workerCounter(metrics, 'queueErrors');
+    this.finished = metrics.counter(...WORKER_COUNTERS.invocations);
+    this.duration = metrics.histogram(...WORKER_HISTOGRAMS.invocationDuration);
+    this.infraFailures = metrics.counter(...WORKER_COUNTERS.infrastructureFailures);
+    this.outcomesLost = metrics.counter(...WORKER_COUNTERS.outcomesLost);
+    this.workerErrors = metrics.counter(...WORKER_COUNTERS.queueErrors);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { MetricsService } from '@toolhost/observability';
 import { SandboxRuntime, type EntryWatch } from '@toolhost/sandbox';
 import type { WorkerConfig } from '../worker.config';
-import { workerGauge } from '../worker-metrics';
+import { WORKER_GAUGES } from '../worker-metrics';
 import type { SandboxRunner } from '../run/sandbox-runner';
 
 /** The sandbox of one executor process, with what the executor needs to decide when to be recycled. */
@@ -35,8 +35,8 @@ export function createExecutorSandbox(
     ...(watch ? { watch } : {}),
   });
   // Read off the runtime at scrape time; the supervisor sums them over its executors.
-  workerGauge(metrics, 'sandboxInFlight', (gauge) => gauge.set(runtime.stats().inFlight));
-  workerGauge(metrics, 'sandboxIsolates', (gauge) => gauge.set(runtime.stats().isolates));
+  metrics.gauge(...WORKER_GAUGES.sandboxInFlight, (gauge) => gauge.set(runtime.stats().inFlight));
+  metrics.gauge(...WORKER_GAUGES.sandboxIsolates, (gauge) => gauge.set(runtime.stats().isolates));
   return {
     runner: {
       run: (request, bridge, budget) => runtime.run(request, bridge, budget),

@@ -3,7 +3,7 @@ import { ErrorCode } from '@toolhost/contracts';
 import type { MetricsService } from '@toolhost/observability';
 import type { RunOverrun } from '@toolhost/sandbox';
 import type { OutcomePublisher } from '../outcomes/outcome-publisher';
-import { workerCounter } from '../worker-metrics';
+import { WORKER_COUNTERS } from '../worker-metrics';
 import type { CrashedRunRecovery } from './crashed-run-recovery';
 
 /**
@@ -21,8 +21,8 @@ export class ExecutorCrashHandler {
     private readonly outcomes: OutcomePublisher,
     metrics: MetricsService,
   ) {
-    this.crashedRuns = workerCounter(metrics, 'invocations');
-    this.requeued = workerCounter(metrics, 'crashRequeued');
+    this.crashedRuns = metrics.counter(...WORKER_COUNTERS.invocations);
+    this.requeued = metrics.counter(...WORKER_COUNTERS.crashRequeued);
   }
 
   async onCrash(workerId: string, reason: string, soloJobId?: string, overrun?: RunOverrun): Promise<void> {

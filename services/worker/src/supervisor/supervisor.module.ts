@@ -14,7 +14,7 @@ import { CrashSuspects } from '../crash-blame/crash-suspects';
 import { stuckAfterMs } from '../ipc/executor-deadlines';
 import { OutcomePublisher } from '../outcomes/outcome-publisher';
 import { ReplyPublisher } from '../outcomes/reply-publisher';
-import { workerCounter } from '../worker-metrics';
+import { WORKER_COUNTERS } from '../worker-metrics';
 import type { WorkerParts } from '../worker-parts';
 import { WORKER_CONFIG, type WorkerConfig } from '../worker.config';
 import { CrashedRunRecovery } from './crashed-run-recovery';
@@ -125,10 +125,10 @@ function executorPool(
   // Counted here, as each 'solo' message arrives: a solo run that kills its executor is the one that matters, and the
   // executor would lose it with the second of counts it had not sent yet.
   const counters = {
-    crash: workerCounter(metrics, 'executorCrashes'),
-    restart: workerCounter(metrics, 'executorRestarts'),
-    solo: workerCounter(metrics, 'soloRuns'),
-    overrun: workerCounter(metrics, 'executorOverruns'),
+    crash: metrics.counter(...WORKER_COUNTERS.executorCrashes),
+    restart: metrics.counter(...WORKER_COUNTERS.executorRestarts),
+    solo: metrics.counter(...WORKER_COUNTERS.soloRuns),
+    overrun: metrics.counter(...WORKER_COUNTERS.executorOverruns),
   };
   return new ExecutorPool(
     {

@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import type { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
 import type { OutcomePublisher } from '../outcomes/outcome-publisher';
-import { workerGauge } from '../worker-metrics';
+import { WORKER_GAUGES } from '../worker-metrics';
 import type { CrashedRunRecovery } from './crashed-run-recovery';
 import type { ExecutorPool } from './executor-pool';
 
@@ -23,18 +23,18 @@ export class WorkerSupervisor {
     metrics: MetricsService,
   ) {
     metrics.addRemoteSource(() => this.pool.collectMetrics());
-    workerGauge(metrics, 'executors', (gauge) => {
+    metrics.gauge(...WORKER_GAUGES.executors, (gauge) => {
       const stats = this.pool.stats();
       gauge.set({ state: 'consuming' }, stats.consuming);
       gauge.set({ state: 'starting' }, stats.executors - stats.consuming - stats.retiring - stats.standby);
       gauge.set({ state: 'retiring' }, stats.retiring);
       gauge.set({ state: 'standby' }, stats.standby);
     });
-    workerGauge(metrics, 'executorsMemory', (gauge) => gauge.set(this.pool.stats().rssBytes));
+    metrics.gauge(...WORKER_GAUGES.executorsMemory, (gauge) => gauge.set(this.pool.stats().rssBytes));
     // Queue depth, for dashboards and for scaling workers on it (KEDA can read the same from Redis itself). Read at
     // scrape time, for at most half a second: this connection waits through an outage, and a scrape that waited with
     // it would take the whole worker's metrics down when they matter most; the last values stay instead.
-    workerGauge(metrics, 'queueJobs', async (gauge) => {
+    metrics.gauge(...WORKER_GAUGES.queueJobs, async (gauge) => {
       const counts = await Promise.race([
         this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed').catch(() => undefined),
         new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), QUEUE_COUNTS_WAIT_MS).unref()),
