@@ -26,13 +26,18 @@ const ERROR_ANSWERS: Record<number, string> = {
   503: 'A dependency is unreachable (UNAVAILABLE); nothing was done',
 };
 
+/** One error answer of a route, with the `Error` envelope schema; the description defaults to the contract's. */
+export function ApiError(status: number, description?: string): MethodDecorator & ClassDecorator {
+  return ApiResponse({
+    status,
+    description: description ?? ERROR_ANSWERS[status] ?? 'Error',
+    schema: schemaRef('Error'),
+  });
+}
+
 /** The contract's error answers of a route, each with the `Error` envelope schema. */
 export function ApiErrors(...statuses: (keyof typeof ERROR_ANSWERS)[]): MethodDecorator & ClassDecorator {
-  return applyDecorators(
-    ...statuses.map((status) =>
-      ApiResponse({ status, description: ERROR_ANSWERS[status] ?? 'Error', schema: schemaRef('Error') }),
-    ),
-  );
+  return applyDecorators(...statuses.map((status) => ApiError(status)));
 }
 
 export interface OpenApiDocumentOptions {

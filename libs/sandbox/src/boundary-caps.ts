@@ -18,5 +18,3 @@ export const BOUNDARY_CAPS = {
   /** The text of an unhandled rejection as it is logged. */
   rejectionLogChars: 1000,
 } as const;
-
-export type BoundaryCaps = typeof BOUNDARY_CAPS;

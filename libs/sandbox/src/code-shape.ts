@@ -358,6 +358,8 @@ function substituteLiteralPlaceholders(code: string): string {
  * regular expression or a comment ends; those in comments and regular expressions stay as written.
  */
 export function substituteBody(code: string): string {
+  // Every placeholder has one of these: most code has neither and is left as it is, unparsed.
+  if (!code.includes('{{') && !code.includes('<')) return code;
   let inCode: string;
   try {
     inCode = substituteCodePlaceholders(code);

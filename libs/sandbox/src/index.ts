@@ -1,5 +1,5 @@
 export * from './sandbox.types';
-export { BOUNDARY_CAPS, type BoundaryCaps } from './boundary-caps';
+export { BOUNDARY_CAPS } from './boundary-caps';
 export { CallBudget } from './call-budget';
 export { BudgetExceededError } from './budget-exceeded.error';
 export { CodeSyntaxError } from './code-syntax.error';

@@ -65,8 +65,6 @@ export interface SandboxRuntimeStats {
   isolatesDisposed: number;
   runs: number;
   inFlight: number;
-  /** Highest process RSS the memory sampler saw while runs were in flight (0 without sampling). */
-  peakRssBytes: number;
   /** Entries into isolates, by kind (see SandboxRuntimeOptions.entryMode). */
   syncEntries: number;
   asyncEntries: number;
@@ -99,7 +97,6 @@ export class SandboxRuntime {
   private readonly maxRssBytes: number;
   private readonly sampler: NodeJS.Timeout | undefined;
   /** Peak process RSS seen by the sampler, for the host's own reporting. */
-  private peakRss = 0;
   private created = 0;
   private spare: TenantIsolate | undefined;
   private spareMemoryMb = 0;
@@ -145,7 +142,6 @@ export class SandboxRuntime {
   private sampleMemory(): void {
     if (this.inFlight === 0) return;
     const rss = process.memoryUsage.rss();
-    if (rss > this.peakRss) this.peakRss = rss;
     const busy = [...this.isolates.values(), ...this.retired].filter((isolate) => isolate.activeRuns > 0);
     if (rss > this.maxRssBytes) {
       // The isolate whose entry has been running longest is the one growing: the others are between entries. An entry
@@ -284,7 +280,6 @@ export class SandboxRuntime {
       isolatesDisposed: this.disposedCount,
       runs: this.runs,
       inFlight: this.inFlight,
-      peakRssBytes: this.peakRss,
       syncEntries: this.entries.sync,
       asyncEntries: this.entries.async,
       spares: this.spare !== undefined && !this.spare.disposed ? 1 : 0,

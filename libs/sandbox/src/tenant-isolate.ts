@@ -232,10 +232,14 @@ export class TenantIsolate {
     }
   }
 
+  /** The entry holding the isolate: async entries run in order, so the first one still in. */
+  private get holder(): InEntry | undefined {
+    return this.inEntries.values().next().value;
+  }
+
   /** When the oldest async entry in flight began (performance.now()), if one is. */
   get busySince(): number | undefined {
-    for (const entry of this.inEntries) return entry.startedAt;
-    return undefined;
+    return this.holder?.startedAt;
   }
 
   /**
@@ -380,7 +384,7 @@ export class TenantIsolate {
   private overrun(): void {
     this.overrunTimer = undefined;
     if (this.disposed) return;
-    const entry = [...this.inEntries][0];
+    const entry = this.holder;
     if (entry === undefined) return;
     const holder = entry.run;
     const { timeoutMs } = holder.request.limits;
@@ -407,7 +411,7 @@ export class TenantIsolate {
   private watchHolder(): void {
     clearTimeout(this.overrunTimer);
     this.overrunTimer = undefined;
-    const holder = [...this.inEntries][0];
+    const holder = this.holder;
     if (holder === undefined || this.disposed) return;
     holder.startedAt = Math.max(holder.startedAt, performance.now());
     const dueIn = holder.startedAt + holder.limitMs + this.enforcement.overrunGraceMs - performance.now();
@@ -442,7 +446,7 @@ export class TenantIsolate {
       this.inEntries.add(inEntry);
       if (this.inEntries.size === 1) this.watchHolder();
       const ended = (): number => {
-        const held = [...this.inEntries][0] === inEntry;
+        const held = this.holder === inEntry;
         this.inEntries.delete(inEntry);
         if (held) this.watchHolder();
         this.asyncInFlight -= 1;

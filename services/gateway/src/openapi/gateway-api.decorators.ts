@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { toolListFormatSchema } from '@toolhost/contracts';
-import { schemaRef } from '@toolhost/observability';
+import { ApiError, schemaRef } from '@toolhost/observability';
 
 /**
  * The OpenAPI text of the gateway's routes, one composed decorator per handler so that the controllers stay one
@@ -9,17 +9,14 @@ import { schemaRef } from '@toolhost/observability';
  * (`GATEWAY_SCHEMAS`), referenced by name.
  */
 
-const error = (status: number, description: string): MethodDecorator & ClassDecorator =>
-  ApiResponse({ status, description, schema: schemaRef('Error') });
-
 /** On every `/v1` controller: the bearer key, and what any key check can answer. */
 export const ApiKeyed = (tag: string): ClassDecorator =>
   applyDecorators(
     ApiTags(tag),
     ApiBearerAuth('bearer'),
-    error(401, 'UNAUTHORIZED: no or bad key'),
-    error(403, 'FORBIDDEN: the key lacks the scope'),
-    error(503, 'UNAVAILABLE: registry or queue unreachable'),
+    ApiError(401, 'UNAUTHORIZED: no or bad key'),
+    ApiError(403, 'FORBIDDEN: the key lacks the scope'),
+    ApiError(503, 'UNAVAILABLE: registry or queue unreachable'),
   );
 
 export const ApiInvoke = (): MethodDecorator =>
@@ -42,16 +39,16 @@ export const ApiInvoke = (): MethodDecorator =>
       description: 'Accepted: wait was false or ran out; poll GET /v1/invocations/{id}',
       schema: schemaRef('InvocationAccepted'),
     }),
-    error(
+    ApiError(
       400,
       'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels) or VALIDATION_FAILED ' +
         "(input vs. the tool's schema)",
     ),
-    error(404, 'TOOL_NOT_FOUND: unknown id, or another tenant’s'),
-    error(409, 'TOOL_DISABLED'),
-    error(413, 'BAD_REQUEST: input over 1 MiB'),
-    error(429, 'RATE_LIMITED: tenant over its rate or concurrency quota; see Retry-After'),
-    error(
+    ApiError(404, 'TOOL_NOT_FOUND: unknown id, or another tenant’s'),
+    ApiError(409, 'TOOL_DISABLED'),
+    ApiError(413, 'BAD_REQUEST: input over 1 MiB'),
+    ApiError(429, 'RATE_LIMITED: tenant over its rate or concurrency quota; see Retry-After'),
+    ApiError(
       503,
       'UNAVAILABLE: registry or queue unreachable; nothing was enqueued. One exception: when the enqueue was sent and ' +
         'Redis neither confirmed nor refuted it in time, `details` is `{invocationId, enqueued: "unknown"}`; poll ' +
@@ -72,7 +69,7 @@ export const ApiGetInvocation = (): MethodDecorator =>
     }),
     ApiParam({ name: 'id', required: true, schema: { type: 'string', format: 'uuid' } }),
     ApiResponse({ status: 200, description: 'queued, running, succeeded or failed', schema: schemaRef('Invocation') }),
-    error(404, 'NOT_FOUND: unknown id, another tenant’s, or past retention'),
+    ApiError(404, 'NOT_FOUND: unknown id, another tenant’s, or past retention'),
   );
 
 export const ApiListTools = (): MethodDecorator =>
@@ -98,5 +95,5 @@ export const ApiListTools = (): MethodDecorator =>
         properties: { items: { type: 'array', items: { type: 'object' } } },
       },
     }),
-    error(400, 'BAD_REQUEST: unknown format'),
+    ApiError(400, 'BAD_REQUEST: unknown format'),
   );
