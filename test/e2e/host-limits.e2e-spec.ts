@@ -55,6 +55,9 @@ describe('host-enforced time and memory limits (e2e)', () => {
       timeoutMs: 60_000,
     });
 
+  /** Far more than the seconds a culprit takes to be answered allow (each call is a round trip). */
+  const MAX_NEIGHBOUR_CALLS = 5_000;
+
   /** The neighbour calls one after another until `culprit` is answered, then once more. */
   async function besideNeighbour<T>(culprit: Promise<T>): Promise<{ answer: T; neighbours: Answer[] }> {
     // Set by the callback (an object: flow analysis would read a local `let` as still `false` in the loop).
@@ -63,7 +66,13 @@ describe('host-enforced time and memory limits (e2e)', () => {
       culpritState.done = true;
     });
     const neighbours: Answer[] = [];
-    while (!culpritState.done) neighbours.push((await callNeighbour()).body);
+    // Bounded: a culprit never answered fails here, by name, instead of spinning until jest's timeout.
+    while (!culpritState.done) {
+      if (neighbours.length >= MAX_NEIGHBOUR_CALLS) {
+        throw new Error(`the culprit was not answered during ${MAX_NEIGHBOUR_CALLS} neighbour calls`);
+      }
+      neighbours.push((await callNeighbour()).body);
+    }
     const answer = await answered;
     neighbours.push((await callNeighbour()).body);
     return { answer, neighbours };

@@ -3,6 +3,8 @@
  * now, instead of probing a port free and handing it over to be taken meanwhile: EADDRINUSE under load), and only
  * the ports that process listens on.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createServer, type Server } from 'node:net';
 import { listeningPorts } from './listening-ports';
 
@@ -27,5 +29,25 @@ describe('listeningPorts', () => {
       await new Promise((resolve) => server.close(resolve));
     }
     expect(listeningPorts(process.pid)).not.toContain(port);
+  });
+
+  it('tells two processes apart: each is listed with its own port only', async () => {
+    const server = createServer();
+    const port = await listen(server);
+    const child = spawn(process.execPath, [
+      '-e',
+      "require('node:net').createServer().listen(0, '127.0.0.1', function () { console.log(this.address().port) })",
+    ]);
+    try {
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      const childPort = Number(line.toString().trim());
+      expect(childPort).toBeGreaterThan(0);
+      expect(listeningPorts(child.pid ?? -1)).toEqual([childPort]);
+      expect(listeningPorts(process.pid)).toContain(port);
+      expect(listeningPorts(process.pid)).not.toContain(childPort);
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -5,22 +5,17 @@
  */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
+import type { RouteComparison } from '../../scripts/openapi-routes';
 
 const WALKER = resolve(__dirname, '..', '..', 'dist', 'scripts', 'openapi-routes.js');
 
-export interface RouteComparison {
-  /** `METHOD /path/{param}` for every route the router holds (HEAD beside GET, and the document's own, left out). */
-  routes: string[];
-  documented: string[];
-  undocumented: string[];
-  unserved: string[];
-  /** The generated `/openapi.json`. */
+/** What the walker printed (scripts/openapi-routes.ts), and its exit code: 0 when the router and document agree. */
+export type WalkedRoutes = Omit<RouteComparison, 'document'> & {
   document: any; // read into by path in tests
-  /** The walker's exit code: 0 when both agree. */
   code: number;
-}
+};
 
-export function walkRoutes(service: 'registry' | 'gateway', env: Record<string, string>): Promise<RouteComparison> {
+export function walkRoutes(service: 'registry' | 'gateway', env: Record<string, string>): Promise<WalkedRoutes> {
   return new Promise((resolveWalk, reject) => {
     execFile(
       process.execPath,
@@ -30,7 +25,7 @@ export function walkRoutes(service: 'registry' | 'gateway', env: Record<string, 
         // The comparison is the last line; the service's own log lines (if any) come before it.
         const last = stdout.trim().split('\n').pop() ?? '';
         try {
-          const comparison = JSON.parse(last) as Omit<RouteComparison, 'code'>;
+          const comparison = JSON.parse(last) as Omit<WalkedRoutes, 'code'>;
           resolveWalk({ ...comparison, code: error ? Number(error.code ?? 1) : 0 });
         } catch {
           reject(new Error(`the route walker printed no comparison: ${stderr || stdout}`));

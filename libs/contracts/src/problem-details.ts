@@ -3,22 +3,22 @@
 import type { JsonValue } from './tool.types';
 
 /** One problem of a request or of a tool's input: `path` is a JSON pointer into what was sent. */
-export interface RequestProblem {
+export type RequestProblem = {
   path: string;
   message: string;
   /** Position in a tool's code, for code that cannot be saved (1-based). */
   line?: number;
   column?: number;
-}
+};
 
 /** `error.details` of a 400: `{errors: [{path, message}], received?}` (docs/api.md, "Errors"). */
-export interface ProblemDetails {
+export type ProblemDetails = {
   errors: RequestProblem[];
   /** The tool's input as received, when its JSON is at most MAX_RECEIVED_ECHO_BYTES. */
   received?: JsonValue;
   /** Set instead of `received` when the input was larger than that: its size in bytes. */
   receivedBytes?: number;
-}
+};
 
 /** An input echoed back larger than this is left out (the caller has it; a 1 MiB echo only doubles the answer). */
 export const MAX_RECEIVED_ECHO_BYTES = 16 * 1024;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { walkRoutes, type RouteComparison } from '../../../test/support/openapi-routes';
+import { walkRoutes, type WalkedRoutes } from '../../../test/support/openapi-routes';
 import { REDIS_URL } from '../test/gateway-harness';
 
 describe('gateway OpenAPI document (generated from the controllers)', () => {
-  let walked: RouteComparison;
+  let walked: WalkedRoutes;
 
   beforeAll(async () => {
     walked = await walkRoutes('gateway', { REDIS_URL, QUEUE_PREFIX: `test-gw-openapi-${randomUUID().slice(0, 8)}` });

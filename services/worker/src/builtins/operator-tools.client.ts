@@ -1,5 +1,6 @@
 import { ErrorCode, type JsonValue } from '@toolhost/contracts';
-import type { RunContext, ToolCallAnswer } from '@toolhost/sandbox';
+import type { RunContext } from '@toolhost/sandbox';
+import type { CallAnswer } from '../run/call-answer';
 
 /** Dispatch failure (network, 5xx): the `ctx.tools` promise in the code rejects with this message. */
 export class OperatorToolUnavailableError extends Error {
@@ -14,19 +15,13 @@ export class OperatorToolUnavailableError extends Error {
  * The idempotency key (`invocationId:callIndex`) lets the endpoint make side effects effectively-once when a
  * job is retried. A 2xx body is the tool's answer; 404 means no such tool; other 4xx are the tool's own errors.
  */
-/** An operator built-in's answer, and whether the endpoint said it failed (by status: a 2xx body may hold `error`). */
-export interface OperatorAnswer {
-  answer: ToolCallAnswer;
-  failed: boolean;
-}
-
 export class OperatorToolsClient {
   constructor(
     private readonly url: string,
     private readonly timeoutMs: number,
   ) {}
 
-  async call(name: string, input: JsonValue, context: RunContext, idempotencyKey: string): Promise<OperatorAnswer> {
+  async call(name: string, input: JsonValue, context: RunContext, idempotencyKey: string): Promise<CallAnswer> {
     let response: Response;
     try {
       response = await fetch(this.url, {

@@ -17,7 +17,7 @@ const DESCRIPTION_UNITS = 512;
  * kills the process and ends the run with the code reported; if the supervisor has not done so 2 s later (or there
  * is no pipe), the thread ends the process itself.
  */
-export const ENTRY_WATCHDOG_SOURCE = `'use strict';
+const ENTRY_WATCHDOG_SOURCE = `'use strict';
 const { workerData } = require('node:worker_threads');
 const { writeSync } = require('node:fs');
 const state = new Int32Array(workerData.buffer, 0, 2);

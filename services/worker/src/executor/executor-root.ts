@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { retryWithBackoff, type InputValidatorCache } from '@toolhost/contracts';
+import { InputValidatorCache, retryWithBackoff } from '@toolhost/contracts';
 import { createRedis, outcomesStreamKey, reportConnectionState, type ConnectionStateLog } from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from '../builtins/builtin-registry';
@@ -41,8 +41,7 @@ export class ExecutorRoot {
     private readonly config: WorkerConfig,
     parts: {
       sandbox: SandboxRunner;
-      schemas: InputValidatorCache;
-      /** Keep tool versions by (tool, version) (see ExecutorParts). */
+      /** Keep tool versions and compiled input validators by (tool, version) (see ExecutorParts). */
       cacheTools: boolean;
     },
     metrics: MetricsService,
@@ -73,10 +72,17 @@ export class ExecutorRoot {
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
       : undefined;
     this.builtins = new BuiltinRegistry([new CalculateBuiltin()], operator);
-    const runner = new InvocationRunner(this.catalog, parts.sandbox, this.builtins, parts.schemas, this.outcomes, {
-      wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
-      toolCallBudget: config.TOOL_CALL_BUDGET,
-    });
+    const runner = new InvocationRunner(
+      this.catalog,
+      parts.sandbox,
+      this.builtins,
+      new InputValidatorCache({ enabled: parts.cacheTools }),
+      this.outcomes,
+      {
+        wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
+        toolCallBudget: config.TOOL_CALL_BUDGET,
+      },
+    );
     this.processor = new InvocationProcessor(
       runner,
       new ReplyPublisher(this.producer),

@@ -4,7 +4,7 @@
  * parts a build may swap (ExecutorParts); this file started as a process runs the production ones.
  */
 import 'reflect-metadata';
-import { DEFAULT_LIMITS, InputValidatorCache } from '@toolhost/contracts';
+import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { createProcessLogger, MetricsService } from '@toolhost/observability';
 import { productionExecutorParts, type ExecutorParts } from './executor-parts';
 import { ExecutorRoot } from './executor-root';
@@ -37,12 +37,17 @@ export function runExecutor(parts: ExecutorParts): void {
   // Process-level metrics (CPU, heap, event loop) are the supervisor's to report; these are summed into its scrape.
   const metrics = new MetricsService(false);
   const reportFd = Number(process.env[EXECUTOR_REPORT_FD_ENV]);
+  const maxRssBytes = config.SANDBOX_MAX_RSS_MB * 1024 * 1024;
+  // An overrun ends this process (below): it is reported, and its end is armed, once.
+  let reported = false;
   const watch = new EntryWatchdog({
     graceMs: config.SANDBOX_OVERRUN_GRACE_MS + config.SANDBOX_STUCK_GRACE_MS,
-    maxRssBytes: config.SANDBOX_MAX_RSS_MB * 1024 * 1024,
+    maxRssBytes,
     memorySampleMs: config.SANDBOX_MEMORY_SAMPLE_MS,
     reportFd: Number.isInteger(reportFd) && reportFd > 2 ? reportFd : undefined,
     report: (overrun) => {
+      if (reported) return;
+      reported = true;
       logger.error({ invocationId: overrun.invocationId, code: overrun.code }, `executor: ${overrun.reason}`);
       post({ type: 'overrun', ...overrun });
       // The supervisor kills this process on that message, after a drain for a time overrun; if it cannot, the
@@ -51,18 +56,14 @@ export function runExecutor(parts: ExecutorParts): void {
       const end = (): void => void process.kill(process.pid, 'SIGKILL');
       setTimeout(end, config.EXECUTOR_OVERRUN_DRAIN_MS + 2_000);
       setInterval(() => {
-        if (process.memoryUsage.rss() > config.SANDBOX_MAX_RSS_MB * 1024 * 1024) end();
+        if (process.memoryUsage.rss() > maxRssBytes) end();
       }, 50);
     },
   });
   const sandbox = parts.sandbox(config, metrics, watch);
   const root = new ExecutorRoot(
     { ...config, WORKER_CONCURRENCY: concurrency },
-    {
-      sandbox: sandbox.runner,
-      schemas: new InputValidatorCache({ enabled: parts.cacheTools }),
-      cacheTools: parts.cacheTools,
-    },
+    { sandbox: sandbox.runner, cacheTools: parts.cacheTools },
     metrics,
     logger,
     {

@@ -184,15 +184,15 @@ export class InvocationProcessor {
     this.hooks.onInfrastructureFailure(job.data, error);
     // A payload this worker cannot read has nothing to report against.
     if ((job.data as { v: unknown }).v !== 1) return;
-    const message = `the invocation could not be run: ${error.message}`;
-    const invocation = failedInvocation(job.data, { code: ErrorCode.UNAVAILABLE, message }, 0);
+    const failure = { code: ErrorCode.UNAVAILABLE, message: `the invocation could not be run: ${error.message}` };
+    const invocation = failedInvocation(job.data, failure, 0);
     // Its one terminal state, for the registry too (the invocation log, usage, lastError): without it the registry
     // never heard of this invocation. Blameless: the tool did not cause it.
     const finishedAt = new Date();
     await this.outcomes
       ?.publish(
         outcomeOf(job.data, {
-          error: { code: ErrorCode.UNAVAILABLE, message },
+          error: failure,
           blameless: true,
           durationMs: 0,
           audit: [],

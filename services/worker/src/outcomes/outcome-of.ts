@@ -9,7 +9,7 @@ import type { RunState } from '../run/run-state';
 /** The longest error message an outcome carries (the registry's `lastError`). */
 const MAX_OUTCOME_MESSAGE_CHARS = 2_000;
 
-export const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
+const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 
 /** The run an outcome is about: a root job (an InvocationJob), or a nested run of its tree (its RunState). */
 export type OutcomeSubject = Pick<

@@ -15,7 +15,8 @@ import { OutcomeWrites, type OutcomeSink } from './outcome-writes';
 import type { AuditLog, RunState } from './run-state';
 import { outcomeOf } from '../outcomes/outcome-of';
 import { SecretMask } from './secret-mask';
-import { ToolCallBridge, type CallAnswer } from './tool-call-bridge';
+import type { CallAnswer } from './call-answer';
+import { ToolCallBridge } from './tool-call-bridge';
 
 export interface RunnerLimits {
   wallClockMs: number;

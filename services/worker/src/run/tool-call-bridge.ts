@@ -3,7 +3,6 @@ import {
   problemDetails,
   parseToolRef,
   toolNameOf,
-  type InputProblem,
   type InputValidatorCache,
   type InternalToolVersion,
   type JsonValue,
@@ -22,32 +21,14 @@ import { RegistryUnavailableError } from '../registry/registry-unavailable.error
 import type { ToolCatalog } from '../registry/tool-catalog';
 import { nestedInvocationId } from './nested-invocation-id';
 import type { AuditLog, RunState } from './run-state';
+import type { CallAnswer } from './call-answer';
 import { InFlight } from './in-flight';
-
-/** The problems of a refused input and what was received (capped), as the gateway answers them (`problemDetails`). */
-function echoedProblems(problems: InputProblem[], input: JsonValue): { [key: string]: JsonValue } {
-  const { received, receivedBytes } = problemDetails(problems, input);
-  return {
-    errors: problems.map((problem) => ({ path: problem.path, message: problem.message })),
-    ...(received !== undefined ? { received } : {}),
-    ...(receivedBytes !== undefined ? { receivedBytes } : {}),
-  };
-}
 
 const MAX_AUDIT_ROWS_PER_RUN = 100;
 // The sandbox's own caps: it refuses longer events and larger data itself, before a host round trip; a bridge that
 // another runtime calls checks them again.
 const MAX_AUDIT_EVENT_LENGTH = BOUNDARY_CAPS.auditEventChars;
 const MAX_AUDIT_DATA_BYTES = BOUNDARY_CAPS.auditDataBytes;
-
-/**
- * What a dispatched call answered, and whether the callee failed: decided by how its run (or the built-in) ended, never
- * by the answer's shape, since a tool that succeeds may well return an object with an `error` key.
- */
-export interface CallAnswer {
-  answer: ToolCallAnswer;
-  failed: boolean;
-}
 
 const refused = (error: ErrorCode, details: JsonValue): CallAnswer => {
   const envelope: ToolCallError = { error, details };
@@ -145,7 +126,7 @@ export class ToolCallBridge implements ToolBridge {
       if (!check.ok) {
         return refused(ErrorCode.VALIDATION_FAILED, {
           tool: name,
-          ...echoedProblems(check.problems, input),
+          ...problemDetails(check.problems, input),
         });
       }
       try {
@@ -186,7 +167,7 @@ export class ToolCallBridge implements ToolBridge {
     if (!check.ok) {
       return refused(ErrorCode.VALIDATION_FAILED, {
         tool: name,
-        ...echoedProblems(check.problems, input),
+        ...problemDetails(check.problems, input),
       });
     }
     return this.runNested({

@@ -60,7 +60,7 @@ export interface ExecutorPoolStats {
  * Executor `slot`'s share of `total` jobs at once over `size` executors: the totals add up exactly (64 over 3 is
  * 22 + 21 + 21; rounding every share up made 66).
  */
-export function concurrencyShare(total: number, size: number, slot: number): number {
+function concurrencyShare(total: number, size: number, slot: number): number {
   return Math.floor(total / size) + (slot < total % size ? 1 : 0);
 }
 

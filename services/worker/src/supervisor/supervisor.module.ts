@@ -23,9 +23,9 @@ import { ExecutorPool } from './executor-pool';
 import { WorkerSupervisor } from './worker-supervisor';
 
 /** The supervisor's own Redis connection (crash recovery, outcomes, replies, queue counts). */
-export const SUPERVISOR_REDIS = Symbol('SUPERVISOR_REDIS');
+const SUPERVISOR_REDIS = Symbol('SUPERVISOR_REDIS');
 /** The invocations queue, read for its depth (metrics). */
-export const SUPERVISOR_QUEUE = Symbol('SUPERVISOR_QUEUE');
+const SUPERVISOR_QUEUE = Symbol('SUPERVISOR_QUEUE');
 
 /**
  * The supervisor's parts, one provider each. Plain classes built by factories: they are tested in process by jest,
