@@ -74,6 +74,9 @@ export class Stack {
   gatewayUrl = '';
   workerUrl = '';
 
+  /** The environment the services started with (the registry's URL included), for gateways added later. */
+  private started: Record<string, string> | undefined;
+
   constructor(private readonly options: StackOptions = {}) {}
 
   private baseEnv(): Record<string, string> {
@@ -102,6 +105,7 @@ export class Stack {
       // and bound later by the service could be taken in between).
       this.registryUrl = await this.launch('registry', { ...env, REGISTRY_PORT: '0', REGISTRY_HOST: '127.0.0.1' });
       env.REGISTRY_URL = this.registryUrl;
+      this.started = env;
       [this.gatewayUrl, this.workerUrl] = await Promise.all([
         this.launch('gateway', {
           ...env,
@@ -122,6 +126,21 @@ export class Stack {
       throw error;
     }
     return this;
+  }
+
+  /**
+   * Starts one more gateway process on the same registry, Redis and queue (several gateways behind one load
+   * balancer); resolves with its base URL. `stop()` stops it with the rest.
+   */
+  async addGateway(env: Record<string, string> = {}): Promise<string> {
+    if (!this.started) throw new Error('start the stack before adding a gateway');
+    return this.launch('gateway', {
+      ...this.started,
+      GATEWAY_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      ...this.options.gatewayEnv,
+      ...env,
+    });
   }
 
   private mainOf(name: string): string {

@@ -88,6 +88,8 @@ export interface McpToolDefinition {
   title: string;
   description: string;
   inputSchema: JsonValue;
+  /** Only when the tool declares one; its results then come as MCP `structuredContent` too. */
+  outputSchema?: JsonValue;
 }
 
 /** An invocation's error (`Invocation.error`): a contract code a model can act on. */

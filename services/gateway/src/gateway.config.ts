@@ -119,6 +119,13 @@ export const gatewayEnvSchema = {
       minimum: 0,
       description: 'on SIGTERM, how long waiting requests may still wait before they answer 202',
     },
+    MCP_TOOLS_PAGE_SIZE: {
+      type: 'integer',
+      default: 100,
+      minimum: 1,
+      maximum: 1_000,
+      description: 'tools per page of an MCP tools/list answer (the rest follow through nextCursor)',
+    },
   },
 } as const satisfies EnvSchema;
 
@@ -143,6 +150,7 @@ export interface GatewayConfig extends CommonConfig {
   INVOCATION_RETENTION_S: number;
   INVOCATION_RETENTION_COUNT: number;
   DRAIN_TIMEOUT_MS: number;
+  MCP_TOOLS_PAGE_SIZE: number;
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */

@@ -7,6 +7,7 @@ import type { GatewayParts } from './gateway-parts';
 import type { GatewayConfig } from './gateway.config';
 import { GatewayHealthModule } from './health/gateway-health.module';
 import { InvocationsModule } from './invocations/invocations.module';
+import { McpModule } from './mcp/mcp.module';
 import { RedisModule } from './redis/redis.module';
 import { RepliesModule } from './replies/replies.module';
 import { ToolCacheModule } from './tools/tool-cache.module';
@@ -23,6 +24,8 @@ export const productionGatewayParts: GatewayParts = { replies: RepliesModule, to
 @Module({})
 export class GatewayModule {
   static forRoot(config: Readonly<GatewayConfig>, parts: GatewayParts = productionGatewayParts): DynamicModule {
+    // One module object for every importer: one InvocationService, one set of routes.
+    const invocations = InvocationsModule.register(parts);
     return {
       module: GatewayModule,
       imports: [
@@ -32,7 +35,8 @@ export class GatewayModule {
         RedisModule,
         GatewayHealthModule,
         ToolsModule,
-        InvocationsModule.register(parts),
+        invocations,
+        McpModule.register(invocations, parts.toolCache),
         parts.replies,
       ],
       providers: [InFlightRequests, GatewayLifecycle],

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, Logger, type ExceptionFilter } from '@nestjs/common';
 import { ErrorCode, frameworkErrorResponse, type ErrorBody } from '@toolhost/contracts';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { jsonRpcErrorOfHttp, MCP_PATH } from '../mcp/mcp-errors';
 import { GatewayError } from './gateway.error';
 
 export interface ErrorResponse {
@@ -17,7 +18,13 @@ export class GatewayExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const { status, body, headers } = this.toResponse(exception);
-    void reply.status(status).headers(headers).send(body);
+    // MCP clients read JSON-RPC errors: a body Fastify refused on `/mcp` (malformed, too large) is answered as one.
+    const request = host.switchToHttp().getRequest<Partial<FastifyRequest> | undefined>();
+    const onMcp = request?.routeOptions?.url === MCP_PATH;
+    void reply
+      .status(status)
+      .headers(headers)
+      .send(onMcp ? jsonRpcErrorOfHttp(status, body) : body);
   }
 
   toResponse(exception: unknown): ErrorResponse {

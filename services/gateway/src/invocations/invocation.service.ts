@@ -70,12 +70,13 @@ export class InvocationService {
 
   /**
    * `POST /v1/invocations`: the raw body, or a ParsedInvokeRequest a transport has checked already. Throws GatewayError for every
-   * refusal; nothing is enqueued when it throws.
+   * refusal; nothing is enqueued when it throws. `signal` ends the wait early (202), as the caller no longer waits
+   * (an MCP `notifications/cancelled`, a dropped connection); the run itself goes on.
    */
-  async invoke(principal: Principal, body: unknown): Promise<InvokeOutcome> {
+  async invoke(principal: Principal, body: unknown, signal?: AbortSignal): Promise<InvokeOutcome> {
     try {
       requireScope(principal, 'invoke');
-      const outcome = await this.run(principal, parseInvokeRequest(body));
+      const outcome = await this.run(principal, parseInvokeRequest(body), signal);
       if (outcome.status === 202) this.metrics.invocation('accepted');
       else
         this.metrics.invocation(
@@ -106,7 +107,7 @@ export class InvocationService {
     return InvocationSnapshotMapper.finishedOf(await this.readJob(invocationId));
   }
 
-  private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
+  private async run(principal: Principal, request: InvokeRequest, signal?: AbortSignal): Promise<InvokeOutcome> {
     // Before the tool cache is read: until the subscriber has resynchronised, it may hold tools changed meanwhile.
     if (this.settings.listening && !this.settings.listening()) throw GatewayError.unavailable(NOT_LISTENING);
     const inputJson = stringifyWithinDepth(request.input);
@@ -170,9 +171,11 @@ export class InvocationService {
       return accepted;
     }
     const waitMs = Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
-    const finished = await pending.result(waitMs);
+    const finished = await pending.result(waitMs, signal);
     if (finished === LOST) throw this.lost(invocationId);
     if (finished) return { status: 200, body: finished };
+    // Nobody reads the answer of a cancelled wait: no job read for it.
+    if (signal?.aborted) return accepted;
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
     let late: Invocation | typeof LOST | undefined;
     try {

@@ -12,6 +12,7 @@ export class GatewayMetrics {
   private readonly cache;
   private readonly quotaLeases;
   private readonly lostInvocations;
+  private readonly mcpStreams;
 
   constructor(metrics: MetricsService) {
     this.invocations = metrics.counter(
@@ -44,6 +45,10 @@ export class GatewayMetrics {
       'toolhost_gateway_invocations_lost_total',
       'Accepted invocations whose job record was gone when their wait ended (Redis lost data: restart, failover)',
     );
+    this.mcpStreams = metrics.gauge(
+      'toolhost_gateway_mcp_streams',
+      'Open MCP server-to-client streams (GET /mcp) on this gateway, told of tool changes',
+    );
   }
 
   invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected', code = ''): void {
@@ -69,6 +74,10 @@ export class GatewayMetrics {
   /** An accepted invocation whose job Redis no longer has. */
   lost(): void {
     this.lostInvocations.inc();
+  }
+
+  setMcpStreams(count: number): void {
+    this.mcpStreams.set(count);
   }
 
   cacheLookup(cache: 'tool' | 'auth' | 'validator', hit: boolean): void {

@@ -97,3 +97,90 @@ export const ApiListTools = (): MethodDecorator =>
     }),
     ApiError(400, 'BAD_REQUEST: unknown format'),
   );
+
+/** A JSON-RPC error answering no particular request: how `/mcp` refuses at the HTTP level (contract code in `data`). */
+const JSON_RPC_ERROR = {
+  type: 'object',
+  required: ['jsonrpc', 'error', 'id'],
+  properties: {
+    jsonrpc: { type: 'string', enum: ['2.0'] },
+    id: { type: 'null' },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'integer' },
+        message: { type: 'string' },
+        data: { type: 'object', properties: { code: { type: 'string' } } },
+      },
+    },
+  },
+};
+
+const jsonRpcError = (status: number, description: string): MethodDecorator =>
+  ApiResponse({ status, description, content: { 'application/json': { schema: JSON_RPC_ERROR } } });
+
+/** On the `/mcp` controller: the bearer key (checked on every request) and its refusals, as JSON-RPC errors. */
+export const ApiMcp = (): ClassDecorator =>
+  applyDecorators(
+    ApiTags('mcp'),
+    ApiBearerAuth('bearer'),
+    jsonRpcError(401, 'UNAUTHORIZED: no or bad key; `WWW-Authenticate: Bearer realm="toolhost"` names the challenge'),
+    jsonRpcError(503, 'UNAVAILABLE: the key cannot be verified now (registry unreachable)'),
+  );
+
+export const ApiMcpPost = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'mcpPost',
+      summary: 'MCP Streamable HTTP: a JSON-RPC message from the client',
+      description:
+        'The Model Context Protocol over Streamable HTTP (stateless): `initialize`, `tools/list` (scope tools:read, ' +
+        'paginated), `tools/call` (scope invoke), `ping`, and notifications. Send `Accept: application/json, ' +
+        'text/event-stream`; requests are answered on an SSE stream. A tool that fails answers a result with ' +
+        '`isError` and its contract code. See docs/gateway.md, MCP.',
+    }),
+    ApiBody({
+      required: true,
+      description: 'A JSON-RPC 2.0 request, notification or response (or a batch of them)',
+      schema: { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] } } },
+    }),
+    ApiResponse({
+      status: 200,
+      description: 'The answers on an SSE stream (`event: message`, one JSON-RPC response per request)',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    }),
+    ApiResponse({ status: 202, description: 'Notifications or responses only: accepted, no body' }),
+    jsonRpcError(400, 'Not JSON, or not JSON-RPC: a parse error (-32700) or an invalid request'),
+    jsonRpcError(403, 'FORBIDDEN: the key lacks the scope of a method in the body (`error="insufficient_scope"`)'),
+    jsonRpcError(406, 'The Accept header lacks application/json or text/event-stream'),
+    jsonRpcError(413, 'BAD_REQUEST: body over the gateway’s body limit'),
+    jsonRpcError(415, 'Content-Type is not application/json'),
+  );
+
+export const ApiMcpGet = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'mcpStream',
+      summary: 'MCP Streamable HTTP: the server-to-client stream (scope tools:read)',
+      description:
+        'An SSE stream carrying `notifications/tools/list_changed` whenever a tool of the key’s tenant is created, ' +
+        'changed, disabled, enabled or deleted. Send `Accept: text/event-stream`.',
+    }),
+    ApiResponse({
+      status: 200,
+      description: 'SSE stream of JSON-RPC notifications',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    }),
+    jsonRpcError(403, 'FORBIDDEN: the key lacks tools:read'),
+    jsonRpcError(406, 'The Accept header lacks text/event-stream'),
+  );
+
+export const ApiMcpDelete = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'mcpEndSession',
+      summary: 'MCP Streamable HTTP: end a session (not supported: sessions hold no state)',
+    }),
+    jsonRpcError(405, 'Always: there is no session state to end (`Allow: GET, POST`)'),
+  );

@@ -9,7 +9,8 @@ import { redisOptions } from '@toolhost/queue';
  */
 export class RedisSubscriber {
   private readonly client: Redis;
-  private readonly handlers = new Map<string, (message: string) => void>();
+  /** Every handler of a channel hears each of its messages (the tool cache and MCP both follow `tool-changed`). */
+  private readonly handlers = new Map<string, ((message: string) => void)[]>();
   private readonly reconnectHandlers: (() => void)[] = [];
   private live = false;
   private started = false;
@@ -19,7 +20,9 @@ export class RedisSubscriber {
     this.client = new Redis(url, { ...redisOptions('subscriber'), connectionName: name, lazyConnect: true });
     // Errors surface through `check`; an unhandled 'error' event would crash the process.
     this.client.on('error', () => undefined);
-    this.client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
+    this.client.on('message', (channel: string, message: string) => {
+      for (const handler of this.handlers.get(channel) ?? []) handler(message);
+    });
     this.client.on('ready', () => void this.subscribed());
     this.client.on('close', () => {
       this.live = false;
@@ -53,9 +56,17 @@ export class RedisSubscriber {
     if (this.live) for (const wake of this.liveWaiters.splice(0)) wake();
   }
 
-  /** Subscribes without waiting for Redis: before `start` the channel is only noted, after it the command is queued. */
+  /**
+   * Adds a handler to `channel` without waiting for Redis: before `start` the channel is only noted, after it the
+   * command is queued (once per channel).
+   */
   subscribe(channel: string, handler: (message: string) => void): void {
-    this.handlers.set(channel, handler);
+    const handlers = this.handlers.get(channel);
+    if (handlers) {
+      handlers.push(handler);
+      return;
+    }
+    this.handlers.set(channel, [handler]);
     if (this.started) this.client.subscribe(channel).catch(() => undefined);
   }
 

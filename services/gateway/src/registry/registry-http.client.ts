@@ -43,6 +43,7 @@ function parseTool(value: unknown): RegistryTool {
     title: str(value, 'title'),
     description: typeof value.description === 'string' ? value.description : '',
     inputSchema: schemaOf(value),
+    outputSchema: isObject(value.outputSchema) ? (value.outputSchema as JsonObject) : null,
     status: status satisfies ToolStatus,
     disabledReason: typeof value.disabledReason === 'string' ? value.disabledReason : null,
     version: int(value, 'version'),

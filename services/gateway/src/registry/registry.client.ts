@@ -8,6 +8,8 @@ export interface RegistryTool {
   title: string;
   description: string;
   inputSchema: JsonObject;
+  /** The schema of the tool's result (MCP `outputSchema`, `structuredContent`); absent or null when it has none. */
+  outputSchema?: JsonObject | null;
   status: ToolStatus;
   disabledReason: string | null;
   version: number;

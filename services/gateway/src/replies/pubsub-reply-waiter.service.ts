@@ -9,6 +9,8 @@ interface Entry {
   /** Set while a request waits. */
   resolve?: ((invocation: Invocation | typeof LOST | undefined) => void) | undefined;
   timer?: NodeJS.Timeout;
+  /** Removes the abort listener of the waiting request's signal, if it gave one. */
+  unlisten?: (() => void) | undefined;
   /** A reply that came before anybody started waiting (between enqueue and `result`). */
   arrived?: Invocation | typeof LOST;
   detached: boolean;
@@ -57,7 +59,7 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     const entry: Entry = { onFinished, createdAt: Date.now(), detached: false };
     this.entries.set(invocationId, entry);
     return {
-      result: (timeoutMs) => this.wait(invocationId, entry, timeoutMs),
+      result: (timeoutMs, signal) => this.wait(invocationId, entry, timeoutMs, signal),
       enqueued: () => {
         entry.enqueuedAt = this.sequence += 1;
       },
@@ -163,12 +165,17 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     return this.entries.size;
   }
 
-  private wait(invocationId: string, entry: Entry, timeoutMs: number): Promise<Invocation | typeof LOST | undefined> {
+  private wait(
+    invocationId: string,
+    entry: Entry,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Invocation | typeof LOST | undefined> {
     if (entry.arrived) {
       this.entries.delete(invocationId);
       return Promise.resolve(entry.arrived);
     }
-    if (this.drained) {
+    if (this.drained || signal?.aborted) {
       entry.detached = true;
       return Promise.resolve(undefined);
     }
@@ -177,6 +184,11 @@ export class PubSubReplyWaiter implements ReplyWaiter {
       this.waiting += 1;
       this.metrics.setWaiters(this.waiting);
       entry.timer = setTimeout(() => this.settle(invocationId, entry, undefined), timeoutMs);
+      if (signal) {
+        const onAbort = (): void => this.settle(invocationId, entry, undefined);
+        signal.addEventListener('abort', onAbort, { once: true });
+        entry.unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
     });
   }
 
@@ -186,6 +198,8 @@ export class PubSubReplyWaiter implements ReplyWaiter {
     if (!resolve) return;
     entry.resolve = undefined;
     clearTimeout(entry.timer);
+    entry.unlisten?.();
+    entry.unlisten = undefined;
     this.waiting -= 1;
     this.metrics.setWaiters(this.waiting);
     if (invocation) this.entries.delete(invocationId);

@@ -6,10 +6,11 @@ export const LOST = 'lost' as const;
 /** One expected reply, registered before the job is enqueued so that no reply can slip past. */
 export interface PendingReply {
   /**
-   * The finished invocation; undefined when `timeoutMs` passed (or the gateway is draining) first; `LOST` when its
-   * job was found gone from Redis after its add was confirmed.
+   * The finished invocation; undefined when `timeoutMs` passed, `signal` aborted (the caller went away, an MCP
+   * client cancelled) or the gateway is draining first; `LOST` when its job was found gone from Redis after its add
+   * was confirmed. Ended early, the entry stays detached, so its reply still frees the slot.
    */
-  result(timeoutMs: number): Promise<Invocation | typeof LOST | undefined>;
+  result(timeoutMs: number, signal?: AbortSignal): Promise<Invocation | typeof LOST | undefined>;
   /** The add was confirmed: from now on a job found missing was lost by Redis, not yet added. */
   enqueued(): void;
   /** Nobody waits for the result (wait: false): only `onFinished` runs when it arrives. */

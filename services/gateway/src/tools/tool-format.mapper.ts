@@ -50,6 +50,7 @@ export class ToolFormatMapper {
       title: tool.title,
       description: tool.description,
       inputSchema: tool.inputSchema,
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     };
   }
 }

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal';
 import { requireScope } from '../auth/require-scope';
 import { GatewayError } from '../errors/gateway.error';
 import { REGISTRY_CLIENT } from '../gateway.tokens';
-import { RegistryUnavailableError, type RegistryClient } from '../registry/registry.client';
+import { RegistryUnavailableError, type RegistryClient, type RegistryTool } from '../registry/registry.client';
 import { ToolFormatMapper, type ToolDefinition } from './tool-format.mapper';
 
 /** The tenant's active tools in an agent framework's format (`GET /v1/tools`, MCP `tools/list`, gRPC `ListTools`). */
@@ -15,6 +15,13 @@ export class ToolListingService {
   async list(principal: Principal, format: ToolListFormat): Promise<{ items: ToolDefinition[] }> {
     requireScope(principal, 'tools:read');
     if (!ToolFormatMapper.serves(format)) throw GatewayError.badRequest(`format "${format}" is not served yet`);
+    const active = await this.active(principal);
+    return { items: active.map((tool) => ToolFormatMapper.map(format, tool)) };
+  }
+
+  /** The tenant's active tools as records, for a transport that maps and pages them itself (MCP `tools/list`). */
+  async active(principal: Principal): Promise<RegistryTool[]> {
+    requireScope(principal, 'tools:read');
     let tools;
     try {
       tools = await this.registry.listTools(principal.tenantId);
@@ -22,7 +29,6 @@ export class ToolListingService {
       if (error instanceof RegistryUnavailableError) throw GatewayError.unavailable('the tool registry is unreachable');
       throw error;
     }
-    const active = tools.filter((tool) => tool.status === 'active' && tool.tenantId === principal.tenantId);
-    return { items: active.map((tool) => ToolFormatMapper.map(format, tool)) };
+    return tools.filter((tool) => tool.status === 'active' && tool.tenantId === principal.tenantId);
   }
 }

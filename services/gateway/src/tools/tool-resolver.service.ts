@@ -11,6 +11,11 @@ export interface ResolvedTool {
   status: ToolStatus;
   disabledReason: string | null;
   inputSchema: JsonObject;
+  /**
+   * The current version's result schema, or null. Null for a pinned older version too: only its input schema is
+   * kept (MCP decides `structuredContent` by it, and MCP clients call the listed, current names).
+   */
+  outputSchema: JsonObject | null;
 }
 
 const MAX_TOOLS = 50_000;
@@ -62,12 +67,13 @@ export class ToolResolver {
       status: tool.status,
       disabledReason: tool.disabledReason,
       inputSchema: tool.inputSchema,
+      outputSchema: tool.outputSchema ?? null,
     };
     if (parsed.version === undefined || parsed.version === tool.version) return resolved;
     if (parsed.version < 1 || parsed.version > tool.version) throw GatewayError.toolNotFound();
     const schema = await this.loadVersionSchema(tool.id, parsed.version);
     if (!schema) throw GatewayError.toolNotFound();
-    return { ...resolved, version: parsed.version, inputSchema: schema };
+    return { ...resolved, version: parsed.version, inputSchema: schema, outputSchema: null };
   }
 
   /** Called on a `tool-changed` event: the next call reads the record afresh. */
