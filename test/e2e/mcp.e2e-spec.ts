@@ -323,6 +323,16 @@ describe('MCP Streamable HTTP (e2e)', () => {
     }
   });
 
+  it('serves any request on any gateway without an initialize first (stateless), answering on an SSE stream', async () => {
+    const listed = await post(secondGateway, { jsonrpc: '2.0', id: 'plain', method: 'tools/list' }, key);
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('content-type')).toBe('text/event-stream');
+    const data = /^data: (.*)$/m.exec(String(listed.body))?.[1] ?? '';
+    const answer = JSON.parse(data) as { id: string; result: { tools: { name: string }[] } };
+    expect(answer.id).toBe('plain');
+    expect(answer.result.tools.map((tool) => tool.name)).toEqual((await allNames(client)).slice(0, 2));
+  });
+
   it('answers 401 with a Bearer challenge without a key or with a bad one', async () => {
     const initialize = {
       jsonrpc: '2.0',

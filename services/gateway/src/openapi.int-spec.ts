@@ -11,7 +11,15 @@ describe('gateway OpenAPI document (generated from the controllers)', () => {
 
   it('reads the router: the API routes are there', () => {
     expect(walked.routes).toEqual(
-      expect.arrayContaining(['POST /v1/invocations', 'GET /v1/invocations/{id}', 'GET /v1/tools', 'GET /metrics']),
+      expect.arrayContaining([
+        'POST /v1/invocations',
+        'GET /v1/invocations/{id}',
+        'GET /v1/tools',
+        'GET /metrics',
+        'POST /mcp',
+        'GET /mcp',
+        'DELETE /mcp',
+      ]),
     );
   });
 
@@ -32,5 +40,17 @@ describe('gateway OpenAPI document (generated from the controllers)', () => {
     expect(document.components.schemas.InvokeRequest.properties.context).toEqual(
       document.components.schemas.InvocationContext,
     );
+  });
+
+  it('documents /mcp as MCP Streamable HTTP: SSE answers, JSON-RPC errors, the bearer key', () => {
+    const mcp = walked.document.paths['/mcp'];
+    expect(mcp.post.responses['200'].content).toHaveProperty('text/event-stream');
+    expect(mcp.get.responses['200'].content).toHaveProperty('text/event-stream');
+    expect(mcp.post.responses['401'].content['application/json'].schema.properties.jsonrpc).toEqual({
+      type: 'string',
+      enum: ['2.0'],
+    });
+    expect(mcp.delete.responses).toHaveProperty('405');
+    expect(mcp.post.security).toEqual([{ bearer: [] }]);
   });
 });

@@ -83,11 +83,13 @@ class FakeReplies implements ReplyWaiter {
   enqueuedCount = 0;
   events: string[] = [];
   waitedMs: number[] = [];
+  signals: (AbortSignal | undefined)[] = [];
   expect(invocationId: string, onFinished: () => void): PendingReply {
     this.events.push('expect');
     return {
-      result: async (timeoutMs) => {
+      result: async (timeoutMs, signal) => {
         this.waitedMs.push(timeoutMs);
+        this.signals.push(signal);
         const invocation = this.answer(invocationId);
         if (invocation) onFinished();
         return invocation;
@@ -211,6 +213,17 @@ describe('InvocationService', () => {
     // Its reply was lost (hence the read): the slot is released and the waiter dropped now, not by the sweep.
     expect(quota.released).toEqual([defined(queue.jobs[1]).invocationId]);
     expect(replies.events).toEqual(['expect', 'cancel']);
+  });
+
+  it("hands the caller's signal to the wait, and reads no job for a wait it cancelled (202)", async () => {
+    const { service, queue, replies } = setup();
+    const abort = new AbortController();
+    abort.abort();
+    const read = jest.spyOn(queue, 'read');
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }, abort.signal);
+    expect(outcome).toEqual({ status: 202, body: { id: defined(queue.jobs[0]).invocationId, status: 'queued' } });
+    expect(replies.signals).toEqual([abort.signal]);
+    expect(read).not.toHaveBeenCalled();
   });
 
   it('answers UNAVAILABLE naming the invocation when its job is gone at the end of the wait, instead of a 202 that polls 404', async () => {

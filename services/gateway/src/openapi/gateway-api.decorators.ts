@@ -88,7 +88,7 @@ export const ApiListTools = (): MethodDecorator =>
       status: 200,
       description:
         '`{items}`: OpenAI `{type: "function", function}`, Anthropic `{name, description, input_schema}` or MCP ' +
-        '`{name, title, description, inputSchema}`',
+        '`{name, title, description, inputSchema, outputSchema?}`',
       schema: {
         type: 'object',
         required: ['items'],

@@ -43,6 +43,21 @@ describe('PubSubReplyWaiter', () => {
     expect(waiter.size).toBe(0);
   });
 
+  it('answers undefined when the caller stops waiting (signal), and still releases when the reply comes', async () => {
+    const finished = jest.fn();
+    const abort = new AbortController();
+    const result = waiter.expect('s', finished).result(60_000, abort.signal);
+    abort.abort();
+    expect(await result).toBeUndefined();
+    expect(finished).not.toHaveBeenCalled();
+    waiter.handleMessage(reply('s'));
+    expect(finished).toHaveBeenCalledTimes(1);
+    expect(waiter.size).toBe(0);
+    // A signal aborted before the wait starts does not wait at all.
+    const already = waiter.expect('t', jest.fn()).result(60_000, AbortSignal.abort());
+    expect(await already).toBeUndefined();
+  });
+
   it('releases detached (wait: false) invocations on their reply', () => {
     const finished = jest.fn();
     waiter.expect('d', finished).detach();

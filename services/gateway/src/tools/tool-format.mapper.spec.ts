@@ -39,6 +39,18 @@ describe('ToolFormatMapper', () => {
     });
   });
 
+  it('adds the outputSchema to the MCP form when the tool has one', () => {
+    const outputSchema = { type: 'object', properties: { slug: { type: 'string' } } };
+    expect(ToolFormatMapper.mcp({ ...tool, outputSchema })).toEqual({
+      name,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      outputSchema,
+    });
+    expect(ToolFormatMapper.mcp({ ...tool, outputSchema: null })).not.toHaveProperty('outputSchema');
+  });
+
   it('decides every format of the one format list: all served but pi, which refuses to map', () => {
     expect(TOOL_LIST_FORMATS.filter((format) => ToolFormatMapper.serves(format))).toEqual([
       'openai',
