@@ -14,7 +14,7 @@ export const MCP_PATH = '/mcp';
  * JSON-RPC's "server error" range code for the HTTP-level refusals (no key, missing scope, method not allowed);
  * the SDK transport answers its own HTTP refusals with it too.
  */
-const SERVER_ERROR = -32000;
+export const SERVER_ERROR = -32000;
 
 /** A JSON-RPC error response that answers no particular request (`id: null`), as the transport's own HTTP errors. */
 export interface JsonRpcErrorBody {

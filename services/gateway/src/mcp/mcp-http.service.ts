@@ -7,7 +7,8 @@ import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.service'
 import type { Principal } from '../auth/principal';
 import { GatewayError } from '../errors/gateway.error';
 import type { McpCancellations } from './mcp-cancellations';
-import { jsonRpcError, jsonRpcErrorOfGateway } from './mcp-errors';
+import { ErrorCode as JsonRpcCode } from '@modelcontextprotocol/sdk/types.js';
+import { jsonRpcError, jsonRpcErrorOfGateway, SERVER_ERROR } from './mcp-errors';
 import type { McpRequestServer, McpServerFactory } from './mcp-server.factory';
 import type { McpStreams } from './mcp-streams';
 
@@ -93,7 +94,7 @@ export class McpHttpService {
     await reply
       .status(405)
       .header('allow', 'GET, POST')
-      .send(jsonRpcError(-32000, message, { code: ErrorCode.BAD_REQUEST }));
+      .send(jsonRpcError(SERVER_ERROR, message, { code: ErrorCode.BAD_REQUEST }));
   }
 
   private allows(principal: Principal, method: string): boolean {
@@ -164,7 +165,9 @@ export class McpHttpService {
       this.logger.error(error instanceof Error ? error : { error }, 'MCP request failed');
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify(jsonRpcError(-32603, 'internal error', { code: ErrorCode.INTERNAL })));
+        reply.raw.end(
+          JSON.stringify(jsonRpcError(JsonRpcCode.InternalError, 'internal error', { code: ErrorCode.INTERNAL })),
+        );
       } else reply.raw.end();
     }
   }

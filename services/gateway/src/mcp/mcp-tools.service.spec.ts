@@ -84,6 +84,23 @@ describe('McpToolsService', () => {
     });
   });
 
+  it('answers an unexpected failure as an internal error without its message, and reports it', async () => {
+    const unexpected: unknown[] = [];
+    const service = new McpToolsService(
+      { active: () => Promise.resolve([tool(1)]) },
+      { invoke: () => Promise.reject(new Error('db password in here')) },
+      { resolve: () => Promise.reject(new Error('no call')) },
+      { pageSize: 2, waitMs: 1 },
+      (error) => unexpected.push(error),
+    );
+    const call = service.call(principal, `custom_${id(1)}`, {}, new AbortController().signal);
+    await expect(call).rejects.toMatchObject({
+      code: JsonRpcCode.InternalError,
+      message: 'MCP error -32603: internal error',
+    });
+    expect(unexpected).toEqual([new Error('db password in here')]);
+  });
+
   it("invokes with the arguments as input, the deployment's longest wait and the request's signal", async () => {
     const listed = tool(1);
     const { service, invoked } = setup([listed], () => Promise.resolve(succeeded(listed.id, 'ok')));

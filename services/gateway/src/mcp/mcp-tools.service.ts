@@ -30,6 +30,8 @@ export class McpToolsService {
     private readonly invocations: Pick<InvocationService, 'invoke'>,
     private readonly tools: Pick<ToolResolver, 'resolve'>,
     private readonly settings: McpToolsSettings,
+    /** Told of errors that are not the gateway's own refusals (answered as internal errors, without internals). */
+    private readonly onUnexpected: (error: unknown) => void = () => undefined,
   ) {
     this.pager = new McpToolPager(settings.pageSize);
   }
@@ -40,6 +42,7 @@ export class McpToolsService {
     try {
       active = await this.listing.active(principal);
     } catch (error) {
+      this.reportUnexpected(error);
       throw mcpErrorOf(error);
     }
     // The contract types schemas as JSON values; the registry only stores object schemas (`type: "object"`).
@@ -66,12 +69,17 @@ export class McpToolsService {
         signal,
       );
     } catch (error) {
+      this.reportUnexpected(error);
       return McpCallResultMapper.refused(error);
     }
     if (outcome.status === 202) return McpCallResultMapper.stillRunning(outcome.body.id);
     const invocation = outcome.body;
     const structured = invocation.status === 'succeeded' && (await this.hasOutputSchema(principal, name));
     return McpCallResultMapper.finished(invocation, structured);
+  }
+
+  private reportUnexpected(error: unknown): void {
+    if (!(error instanceof GatewayError)) this.onUnexpected(error);
   }
 
   /** Read from the tool cache the call has just filled; a tool changed or gone since then gets no structured result. */

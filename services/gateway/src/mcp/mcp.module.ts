@@ -42,10 +42,13 @@ export class McpModule {
             invocationService: InvocationService,
             tools: ToolResolver,
           ) =>
-            new McpToolsService(listing, invocationService, tools, {
-              pageSize: config.MCP_TOOLS_PAGE_SIZE,
-              waitMs: config.INVOKE_WAIT_MAX_MS,
-            }),
+            new McpToolsService(
+              listing,
+              invocationService,
+              tools,
+              { pageSize: config.MCP_TOOLS_PAGE_SIZE, waitMs: config.INVOKE_WAIT_MAX_MS },
+              (error) => logger.error(error instanceof Error ? error : { error }, 'MCP call failed unexpectedly'),
+            ),
           inject: [GATEWAY_CONFIG, ToolListingService, InvocationService, ToolResolver],
         },
         {
