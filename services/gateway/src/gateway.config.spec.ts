@@ -44,9 +44,7 @@ describe('loadGatewayConfig', () => {
     expect(idempotencyTtlMs(loadGatewayConfig({ NODE_ENV: 'development', INVOCATION_RETENTION_S: '3600' }))).toBe(
       3_600_000,
     );
-    expect(
-      idempotencyTtlMs(loadGatewayConfig({ NODE_ENV: 'development', IDEMPOTENCY_TTL_MS: '60000' })),
-    ).toBe(60_000);
+    expect(idempotencyTtlMs(loadGatewayConfig({ NODE_ENV: 'development', IDEMPOTENCY_TTL_MS: '60000' }))).toBe(60_000);
     expect(
       problemsOf({ NODE_ENV: 'development', INVOCATION_RETENTION_S: '3600', IDEMPOTENCY_TTL_MS: '3600001' }),
     ).toEqual([expect.stringMatching(/^IDEMPOTENCY_TTL_MS: 3600001 is longer than INVOCATION_RETENTION_S/)]);

@@ -489,16 +489,18 @@ describe('InvocationService with an Idempotency-Key', () => {
     expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 2 } }, withKey))).toBe(
       '409 IDEMPOTENCY_KEY_REUSED',
     );
-    expect(
-      await codeOf(service.invoke(principal, { ...body, context: { agentId: 'someone else' } }, withKey)),
-    ).toBe('409 IDEMPOTENCY_KEY_REUSED');
+    expect(await codeOf(service.invoke(principal, { ...body, context: { agentId: 'someone else' } }, withKey))).toBe(
+      '409 IDEMPOTENCY_KEY_REUSED',
+    );
     expect(queue.jobs).toHaveLength(1);
   });
 
   it('refuses a malformed key as 400 BAD_REQUEST naming the header, before anything else', async () => {
     const { service, queue, keyStore } = setup();
     for (const idempotencyKey of ['', 'a b', 'a, b', 'x'.repeat(256), 'é', 'tab\there']) {
-      const error = (await service.invoke(principal, body, { idempotencyKey }).catch((e: unknown) => e)) as GatewayError;
+      const error = (await service
+        .invoke(principal, body, { idempotencyKey })
+        .catch((e: unknown) => e)) as GatewayError;
       expect([error.status, error.code, error.details]).toEqual([400, 'BAD_REQUEST', { header: 'Idempotency-Key' }]);
       expect(error.message).toContain('Idempotency-Key');
     }

@@ -139,7 +139,8 @@ export class InvocationService {
       });
     }
     const invocationId = randomUUID();
-    const waitMs = request.wait === false ? 0 : Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
+    const waitMs =
+      request.wait === false ? 0 : Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
     let claim: KeyClaim | undefined;
     if (key !== undefined) {
       // Before the tool is read: a retry gets its invocation even when the tool changed or was disabled since.

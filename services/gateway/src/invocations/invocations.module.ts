@@ -59,7 +59,12 @@ export class InvocationsModule {
         },
         {
           provide: IdempotencyKeys,
-          useFactory: (config: GatewayConfig, store: IdempotencyStore, queue: InvocationQueue, shutdown: ShutdownState) =>
+          useFactory: (
+            config: GatewayConfig,
+            store: IdempotencyStore,
+            queue: InvocationQueue,
+            shutdown: ShutdownState,
+          ) =>
             new IdempotencyKeys(store, (invocationId) => queue.read(invocationId), {
               ttlMs: idempotencyTtlMs(config),
               claimMs: claimLeaseMs(config.REGISTRY_TIMEOUT_MS, config.ENQUEUE_TIMEOUT_MS),

@@ -5,5 +5,4 @@ import type { Invocation, InvocationAccepted } from '@toolhost/contracts';
  * `Idempotency-Key` named an earlier request's invocation and this answer is that one's (HTTP: `Idempotent-Replayed`).
  */
 export type InvokeOutcome =
-  | { status: 200; body: Invocation; replayed?: true }
-  | { status: 202; body: InvocationAccepted; replayed?: true };
+  { status: 200; body: Invocation; replayed?: true } | { status: 202; body: InvocationAccepted; replayed?: true };
