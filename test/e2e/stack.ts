@@ -73,6 +73,8 @@ export class Stack {
   registryUrl = '';
   gatewayUrl = '';
   workerUrl = '';
+  /** What `start()` gave the services (its secrets are random per stack), for gateways added later. */
+  private env: Record<string, string> = {};
 
   constructor(private readonly options: StackOptions = {}) {}
 
@@ -97,6 +99,7 @@ export class Stack {
 
   async start(): Promise<this> {
     const env = this.baseEnv();
+    this.env = env;
     try {
       // Port 0: each service binds a port the kernel picks, found from its pid once it listens (a port probed free
       // and bound later by the service could be taken in between).
@@ -122,6 +125,21 @@ export class Stack {
       throw error;
     }
     return this;
+  }
+
+  /**
+   * One more gateway beside the stack's (same Redis, registry and secrets, its own port and gateway id), as a
+   * horizontally scaled deployment runs them; it stops with the stack. Resolves with its base URL.
+   */
+  async addGateway(env: Record<string, string> = {}): Promise<string> {
+    if (!this.registryUrl) throw new Error('start the stack first');
+    return this.launch('gateway', {
+      ...this.env,
+      GATEWAY_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      ...this.options.gatewayEnv,
+      ...env,
+    });
   }
 
   private mainOf(name: string): string {
@@ -208,12 +226,14 @@ export class Stack {
     path: string,
     key: string | undefined,
     body?: unknown,
+    headers: Record<string, string> = {},
   ): Promise<{ status: number; body: T; headers: Headers }> {
     const response = await fetch(base + path, {
       method,
       headers: {
         ...(key ? { authorization: `Bearer ${key}` } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(60_000),

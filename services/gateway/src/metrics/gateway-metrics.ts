@@ -16,7 +16,7 @@ export class GatewayMetrics {
   constructor(metrics: MetricsService) {
     this.invocations = metrics.counter(
       'toolhost_gateway_invocations_total',
-      'Invocation requests by outcome (succeeded, failed, accepted, rejected) and contract code',
+      'Invocation requests by outcome (succeeded, failed, accepted, rejected; replayed: an Idempotency-Key retry answered with an earlier invocation) and contract code',
       ['outcome', 'code'] as const,
     );
     this.requestDuration = metrics.histogram(
@@ -46,7 +46,7 @@ export class GatewayMetrics {
     );
   }
 
-  invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected', code = ''): void {
+  invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected' | 'replayed', code = ''): void {
     this.invocations.labels(outcome, code).inc();
   }
 
