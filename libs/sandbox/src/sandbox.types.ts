@@ -62,8 +62,7 @@ export type PiRegistration = {
  * run to the end (its thrown error, TIMEOUT, MEMORY_LIMIT, a result that is not JSON, …) with a contract code.
  */
 export type PiDiscovery =
-  | { status: 'discovered'; registrations: PiRegistration[] }
-  | { status: 'failed'; error: RunFailure };
+  { status: 'discovered'; registrations: PiRegistration[] } | { status: 'failed'; error: RunFailure };
 
 /** The error envelope `ctx.tools.<name>()` resolves to when the callee itself failed, or the call was refused. */
 export interface ToolCallError {
