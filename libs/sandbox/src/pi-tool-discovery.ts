@@ -77,6 +77,8 @@ export class PiToolDiscovery {
         // Every process that loads isolated-vm needs --no-node-snapshot; the child's own heap stays small.
         execArgv: ['--no-node-snapshot', '--max-old-space-size=256'],
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        // Nothing of the parent's environment (its keys and tokens): the child needs none, and runs code nobody vetted.
+        env: {},
         serialization: 'json',
       });
       this.children.add(child);
