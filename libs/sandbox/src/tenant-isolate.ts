@@ -330,6 +330,7 @@ export class TenantIsolate {
         maxResultBytes: limits.maxResultBytes,
         lineOffset: prepared.lineOffset,
         piToolName: request.piToolName,
+        piDiscover: request.piDiscover === true,
       });
       this.enter(run, this.startRef, [
         run.id,

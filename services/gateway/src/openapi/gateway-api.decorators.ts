@@ -116,13 +116,13 @@ export const ApiListTools = (): MethodDecorator =>
       name: 'format',
       required: false,
       schema: { ...toolListFormatSchema, enum: [...toolListFormatSchema.enum] },
-      description: '`pi` is not served yet (400)',
     }),
     ApiResponse({
       status: 200,
       description:
-        '`{items}`: OpenAI `{type: "function", function}`, Anthropic `{name, description, input_schema}` or MCP ' +
-        '`{name, title, description, inputSchema}`',
+        '`{items}`: OpenAI `{type: "function", function}`, Anthropic `{name, description, input_schema}`, MCP ' +
+        '`{name, title, description, inputSchema}` or pi `{name, label, description, parameters}` (a registerTool ' +
+        'definition without execute); `name` is `custom_<id>` in every format',
       schema: {
         type: 'object',
         required: ['items'],
