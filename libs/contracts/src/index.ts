@@ -13,3 +13,4 @@ export * from './input-validator-cache';
 export * from './http-error-response';
 export * from './backoff';
 export * from './problem-details';
+export * from './proto-files';

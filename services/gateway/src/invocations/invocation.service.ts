@@ -27,6 +27,15 @@ import { LOST, type ReplyWaiter } from '../replies/reply-waiter';
 /** 200 with the finished invocation, or 202 when it is still queued or running. */
 export type InvokeOutcome = { status: 200; body: Invocation } | { status: 202; body: InvocationAccepted };
 
+/** What a transport may ask of one invocation beyond its body. */
+export interface InvokeOptions {
+  /**
+   * Called once the job is enqueued (its add confirmed), before the wait for the result: a streaming transport tells
+   * its caller the invocation is queued. Not called when the call is refused.
+   */
+  onQueued?: (accepted: InvocationAccepted) => void;
+}
+
 export interface InvocationSettings {
   waitDefaultMs: number;
   waitMaxMs: number;
@@ -72,10 +81,10 @@ export class InvocationService {
    * `POST /v1/invocations`: the raw body, or a ParsedInvokeRequest a transport has checked already. Throws GatewayError for every
    * refusal; nothing is enqueued when it throws.
    */
-  async invoke(principal: Principal, body: unknown): Promise<InvokeOutcome> {
+  async invoke(principal: Principal, body: unknown, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     try {
       requireScope(principal, 'invoke');
-      const outcome = await this.run(principal, parseInvokeRequest(body));
+      const outcome = await this.run(principal, parseInvokeRequest(body), options);
       if (outcome.status === 202) this.metrics.invocation('accepted');
       else
         this.metrics.invocation(
@@ -106,7 +115,7 @@ export class InvocationService {
     return InvocationSnapshotMapper.finishedOf(await this.readJob(invocationId));
   }
 
-  private async run(principal: Principal, request: InvokeRequest): Promise<InvokeOutcome> {
+  private async run(principal: Principal, request: InvokeRequest, options: InvokeOptions): Promise<InvokeOutcome> {
     // Before the tool cache is read: until the subscriber has resynchronised, it may hold tools changed meanwhile.
     if (this.settings.listening && !this.settings.listening()) throw GatewayError.unavailable(NOT_LISTENING);
     const inputJson = stringifyWithinDepth(request.input);
@@ -165,6 +174,7 @@ export class InvocationService {
 
     pending.enqueued();
     const accepted: InvokeOutcome = { status: 202, body: { id: invocationId, status: 'queued' } };
+    options.onQueued?.(accepted.body);
     if (request.wait === false) {
       pending.detach();
       return accepted;
