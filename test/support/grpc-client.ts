@@ -3,7 +3,14 @@
  * gRPC tests and the benchmark: ToolRuntime and Health calls as promises, and the rich error model's trailer decoded.
  */
 import { join } from 'node:path';
-import { credentials, loadPackageDefinition, Metadata, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  status,
+  type ChannelOptions,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { PROTO_DIR, PROTO_FILES } from '@toolhost/contracts';
 import { Root } from 'protobufjs';
@@ -68,6 +75,20 @@ export class GrpcTestClient {
 
   healthCheck(service: string, options: CallOptions = {}): Promise<Json> {
     return unary(this.health, 'Check', { service }, options);
+  }
+
+  /** The first status a Watch stream sends; the stream is cancelled after it. */
+  healthWatchFirst(service: string): Promise<Json> {
+    const call = this.health.Watch({ service });
+    return new Promise((resolve, reject) => {
+      call.on('data', (message: Json) => {
+        resolve(message);
+        call.cancel();
+      });
+      call.on('error', (error: ServiceError) => {
+        if (error.code !== status.CANCELLED) reject(error);
+      });
+    });
   }
 
   close(): void {

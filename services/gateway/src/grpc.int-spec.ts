@@ -366,7 +366,14 @@ describe('gateway over gRPC (toolhost.v1.ToolRuntime; fake registry, fake worker
       expect(unknown.code).toBe(status.NOT_FOUND);
     });
 
+    it('streams the serving status to a Watch, SERVICE_UNKNOWN for an unknown service', async () => {
+      expect(await client.healthWatchFirst('')).toEqual({ status: 'SERVING' });
+      expect(await client.healthWatchFirst('nope.v1.Nothing')).toEqual({ status: 'SERVICE_UNKNOWN' });
+    });
+
     it('measures calls by method and status in /metrics', async () => {
+      await invoke({ tool: formatter.id, input: input() });
+      await failureOf(invoke({ tool: foreign.id, input: input() }));
       const metrics = await call(harness.url, 'GET', '/metrics');
       expect(metrics.body).toMatch(
         /toolhost_gateway_grpc_request_duration_seconds_count\{method="Invoke",code="OK"\} [1-9]/,
