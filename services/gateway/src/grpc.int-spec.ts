@@ -354,6 +354,9 @@ describe('gateway over gRPC (toolhost.v1.ToolRuntime; fake registry, fake worker
         for (const method of ['Invoke', 'InvokeStream', 'GetInvocation', 'ListTools']) {
           expect(declaring).toContain(method);
         }
+        // The error details too, so that a client without the protos decodes the trailer.
+        const details = await reflect(reflection, { file_containing_symbol: 'google.rpc.ErrorInfo' });
+        expect(details.file_descriptor_response.file_descriptor_proto.length).toBeGreaterThan(0);
       } finally {
         reflection.close();
       }

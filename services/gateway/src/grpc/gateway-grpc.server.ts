@@ -30,8 +30,12 @@ export class GatewayGrpcServer {
     toolRuntime: UntypedServiceImplementation,
     private readonly health: GrpcHealthService,
   ) {
-    // A message over the HTTP body cap is refused by grpc-js before it is parsed: RESOURCE_EXHAUSTED.
-    this.server = new Server({ 'grpc.max_receive_message_length': MAX_REQUEST_BYTES });
+    this.server = new Server({
+      // A message over the HTTP body cap is refused by grpc-js before it is parsed: RESOURCE_EXHAUSTED.
+      'grpc.max_receive_message_length': MAX_REQUEST_BYTES,
+      // Channelz keeps per-call statistics for a channelz service this server does not serve: cost, no use.
+      'grpc.enable_channelz': 0,
+    });
     this.server.addService(serviceOf(definition, TOOL_RUNTIME_SERVICE), toolRuntime);
     this.server.addService(serviceOf(definition, HEALTH_SERVICE), health.implementation);
     new ReflectionService(definition).addToServer(this.server);
