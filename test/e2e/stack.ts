@@ -72,6 +72,8 @@ export class Stack {
   readonly services: ServiceProcess[] = [];
   registryUrl = '';
   gatewayUrl = '';
+  /** `127.0.0.1:<port>` of the gateway's gRPC server. */
+  gatewayGrpcAddress = '';
   workerUrl = '';
   /** What `start()` gave the services (its secrets are random per stack), for gateways added later. */
   private env: Record<string, string> = {};
@@ -109,6 +111,7 @@ export class Stack {
         this.launch('gateway', {
           ...env,
           GATEWAY_PORT: '0',
+          GRPC_PORT: '0',
           GATEWAY_HOST: '127.0.0.1',
           ...this.options.gatewayEnv,
         }),
@@ -119,6 +122,7 @@ export class Stack {
           ...this.options.workerEnv,
         }),
       ]);
+      this.gatewayGrpcAddress = this.grpcAddressOf(this.service('gateway'));
     } catch (error) {
       // A service that failed to start must not leave the others running (callers never get a Stack to stop).
       await this.stop();
@@ -191,6 +195,18 @@ export class Stack {
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`${service.name} not ready in ${READY_TIMEOUT_MS} ms:\n${service.output.join('')}`);
+  }
+
+  /**
+   * The gateway's other listening port: it binds gRPC before HTTP, so once its HTTP readiness answers, both are
+   * bound.
+   */
+  private grpcAddressOf(gateway: ServiceProcess): string {
+    const httpPort = Number(new URL(gateway.url).port);
+    const others = [...new Set(listeningPorts(gateway.process.pid ?? 0))].filter((port) => port !== httpPort);
+    if (others.length !== 1)
+      throw new Error(`gateway: expected one gRPC port besides ${httpPort}, found ${others.join(', ')}`);
+    return `127.0.0.1:${others[0] ?? 0}`;
   }
 
   service(name: string): ServiceProcess {

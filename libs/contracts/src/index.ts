@@ -14,3 +14,4 @@ export * from './http-error-response';
 export * from './backoff';
 export * from './problem-details';
 export * from './transfer.schemas';
+export * from './proto-files';

@@ -8,6 +8,14 @@ export const gatewayEnvSchema = {
     ...commonEnvProperties,
     GATEWAY_PORT: { type: 'integer', default: 3000, minimum: 0, maximum: 65535, description: 'gateway HTTP port' },
     GATEWAY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the gateway listens on' },
+    GRPC_PORT: {
+      type: 'integer',
+      default: 50051,
+      minimum: 0,
+      maximum: 65535,
+      description:
+        'gateway gRPC port (toolhost.v1.ToolRuntime, health, reflection), on GATEWAY_HOST; 0 = any free port',
+    },
     REGISTRY_URL: {
       type: 'string',
       default: 'http://127.0.0.1:3001',
@@ -131,6 +139,7 @@ export const gatewayEnvSchema = {
 export interface GatewayConfig extends CommonConfig {
   GATEWAY_PORT: number;
   GATEWAY_HOST: string;
+  GRPC_PORT: number;
   REGISTRY_URL: string;
   INTERNAL_API_TOKEN?: string;
   REGISTRY_TIMEOUT_MS: number;

@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { createLoggerModule, MetricsModule } from '@toolhost/observability';
-import { InFlightRequests } from './common/in-flight-requests';
 import { GatewayCoreModule } from './gateway-core.module';
 import { GatewayLifecycle } from './gateway-lifecycle';
 import type { GatewayParts } from './gateway-parts';
 import type { GatewayConfig } from './gateway.config';
+import { GrpcModule } from './grpc/grpc.module';
 import { GatewayHealthModule } from './health/gateway-health.module';
 import { InvocationsModule } from './invocations/invocations.module';
 import { RedisModule } from './redis/redis.module';
@@ -17,12 +17,15 @@ export const productionGatewayParts: GatewayParts = { replies: RepliesModule, to
 
 /**
  * The gateway application: feature modules (tools, invocations with their quotas and replies, health) over the
- * config, the Redis connections and the registry client. New transports (gRPC, MCP) are modules beside the HTTP
- * controllers that import InvocationsModule and ToolsModule and call the same services.
+ * config, the Redis connections and the registry client. Other transports (gRPC; MCP next) are modules beside the
+ * HTTP controllers that import InvocationsModule and ToolsModule and call the same services.
  */
 @Module({})
 export class GatewayModule {
   static forRoot(config: Readonly<GatewayConfig>, parts: GatewayParts = productionGatewayParts): DynamicModule {
+    // One instance, imported by every transport: Nest tells dynamic modules apart by reference, and a second
+    // `register` would build a second InvocationService (and mount its HTTP routes twice).
+    const invocations = InvocationsModule.register(parts);
     return {
       module: GatewayModule,
       imports: [
@@ -32,10 +35,11 @@ export class GatewayModule {
         RedisModule,
         GatewayHealthModule,
         ToolsModule,
-        InvocationsModule.register(parts),
+        invocations,
         parts.replies,
+        GrpcModule.register(invocations),
       ],
-      providers: [InFlightRequests, GatewayLifecycle],
+      providers: [GatewayLifecycle],
     };
   }
 }

@@ -217,6 +217,27 @@ describe('InvocationService', () => {
     expect(quota.released).toEqual([]);
   });
 
+  it('tells onQueued once the job is enqueued, before the wait, and never for a refused call', async () => {
+    const { service, queue, replies } = setup();
+    const seen: string[] = [];
+    replies.answer = (id) => {
+      seen.push(`result (${queue.jobs.length} enqueued)`);
+      return succeeded(id);
+    };
+    const onQueued = (accepted: { id: string; status: string }): void => {
+      seen.push(`${accepted.status} ${accepted.id === defined(queue.jobs[0]).invocationId ? 'same id' : 'other id'}`);
+    };
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }, { onQueued });
+    expect(outcome.status).toBe(200);
+    expect(seen).toEqual(['queued same id', 'result (1 enqueued)']);
+
+    seen.length = 0;
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 'x' } }, { onQueued }))).toBe(
+      '400 VALIDATION_FAILED',
+    );
+    expect(seen).toEqual([]);
+  });
+
   it('reads the job once when the wait runs out, and answers 200 if it finished meanwhile, freeing its slot', async () => {
     const { service, queue, quota, replies } = setup();
     queue.snapshot = undefined;

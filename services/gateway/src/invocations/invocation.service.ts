@@ -8,6 +8,7 @@ import {
   toolNameOf,
   type InputValidatorCache,
   type Invocation,
+  type InvocationAccepted,
   type InvokeRequest,
   type JsonObject,
 } from '@toolhost/contracts';
@@ -28,10 +29,15 @@ import type { InvokeOutcome } from './invoke-outcome';
 
 export type { InvokeOutcome } from './invoke-outcome';
 
-/** What a transport passes beside the body. */
+/** What a transport passes or asks of one invocation beyond its body. */
 export interface InvokeOptions {
   /** The `Idempotency-Key` header (gRPC: `idempotency_key`), as received; checked here. */
   idempotencyKey?: string | undefined;
+  /**
+   * Called once the job is enqueued (its add confirmed), before the wait for the result: a streaming transport tells
+   * its caller the invocation is queued. Not called when the call is refused.
+   */
+  onQueued?: (accepted: InvocationAccepted) => void;
 }
 
 export interface InvocationSettings {
@@ -88,7 +94,7 @@ export class InvocationService {
     try {
       requireScope(principal, 'invoke');
       const request = parseInvokeRequest(body);
-      const outcome = await this.run(principal, request, parseIdempotencyKey(options.idempotencyKey));
+      const outcome = await this.run(principal, request, parseIdempotencyKey(options.idempotencyKey), options);
       if (outcome.replayed) this.metrics.invocation('replayed');
       else if (outcome.status === 202) this.metrics.invocation('accepted');
       else
@@ -120,7 +126,12 @@ export class InvocationService {
     return InvocationSnapshotMapper.finishedOf(await this.readJob(invocationId));
   }
 
-  private async run(principal: Principal, request: InvokeRequest, key: string | undefined): Promise<InvokeOutcome> {
+  private async run(
+    principal: Principal,
+    request: InvokeRequest,
+    key: string | undefined,
+    options: InvokeOptions,
+  ): Promise<InvokeOutcome> {
     // Before the tool cache is read: until the subscriber has resynchronised, it may hold tools changed meanwhile.
     if (this.settings.listening && !this.settings.listening()) throw GatewayError.unavailable(NOT_LISTENING);
     const inputJson = stringifyWithinDepth(request.input);
@@ -198,6 +209,7 @@ export class InvocationService {
 
     pending.enqueued();
     const accepted: InvokeOutcome = { status: 202, body: { id: invocationId, status: 'queued' } };
+    options.onQueued?.(accepted.body);
     if (request.wait === false) {
       pending.detach();
       return accepted;

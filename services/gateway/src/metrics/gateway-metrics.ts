@@ -7,6 +7,7 @@ import type { QuotaLeaseKind } from '../quotas/leasing-quota-store.service';
 export class GatewayMetrics {
   private readonly invocations;
   private readonly requestDuration;
+  private readonly grpcDuration;
   private readonly waiters;
   private readonly rateLimited;
   private readonly cache;
@@ -23,6 +24,11 @@ export class GatewayMetrics {
       'toolhost_gateway_request_duration_seconds',
       'HTTP request duration by route, method and status',
       ['route', 'method', 'status'] as const,
+    );
+    this.grpcDuration = metrics.histogram(
+      'toolhost_gateway_grpc_request_duration_seconds',
+      'gRPC call duration (toolhost.v1.ToolRuntime) by method and status code',
+      ['method', 'code'] as const,
     );
     this.waiters = metrics.gauge('toolhost_gateway_reply_waiters', 'Requests waiting for an invocation reply');
     this.rateLimited = metrics.counter(
@@ -52,6 +58,11 @@ export class GatewayMetrics {
 
   request(route: string, method: string, status: number, seconds: number): void {
     this.requestDuration.labels(route, method, String(status)).observe(seconds);
+  }
+
+  /** `code`: the gRPC status's name (OK, INVALID_ARGUMENT, …). */
+  grpcRequest(method: string, code: string, seconds: number): void {
+    this.grpcDuration.labels(method, code).observe(seconds);
   }
 
   setWaiters(count: number): void {
