@@ -2,7 +2,8 @@
  * `npm run bench:e2e`: HTTP → gateway → BullMQ → worker → reply, measured with autocannon against the real stack
  * and, in the same run, against a naive build of the same path (replies through QueueEvents.waitUntilFinished,
  * a fresh isolated-vm Context and compile per call, no caches), plus a bare BullMQ add→finished round trip and the
- * skeleton of the path (same processes and hops, no work: bench/skeleton-path.ts).
+ * skeleton of the path (same processes and hops, no work: bench/skeleton-path.ts). The same stack's gRPC door is
+ * measured beside HTTP (`Invoke`, bench/grpc-bench.ts).
  *
  * Everything is started first and then measured in interleaved rounds (each round runs every measurement for a
  * couple of seconds, in an order that alternates; the 64-client rows first, then the 1-client rows), so a machine
@@ -14,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
+import { grpcTarget } from './grpc-bench';
 import { cannon, measure, median, pairRounds, target, type Measure, type Sample } from './http-bench';
 import { cpuOf, pids, redisPids, withDescendants } from './process-cpu';
 import { startSkeleton } from './skeleton-path';
@@ -73,7 +75,7 @@ async function bareBullmq(
 
 const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_CONCURRENT_PER_TENANT: '100000' };
 
-type Row = 'toolhost64' | 'naive64' | 'toolhost1' | 'naive1' | 'bare' | 'bareApart' | 'skeleton1';
+type Row = 'toolhost64' | 'naive64' | 'grpc64' | 'toolhost1' | 'grpc1' | 'naive1' | 'bare' | 'bareApart' | 'skeleton1';
 
 /** CPU seconds one round of a row used, by where it went; divided by the calls it served. */
 interface CpuSample {
@@ -121,11 +123,18 @@ async function main(): Promise<void> {
     stops.push(() => naiveStack.stop());
     const toolhost = await target('toolhost', real);
     const naive = await target('naive', naiveStack);
+    const grpc = await grpcTarget('grpc', real);
+    stops.push(() => {
+      grpc.close();
+      return Promise.resolve();
+    });
 
     const runs: Record<Row, (seconds: number) => Promise<Sample>> = {
       toolhost64: (seconds) => toolhost.run(64, seconds),
       naive64: (seconds) => naive.run(64, seconds),
+      grpc64: (seconds) => grpc.run(64, seconds),
       toolhost1: (seconds) => toolhost.run(1, seconds),
+      grpc1: (seconds) => grpc.run(1, seconds),
       naive1: (seconds) => naive.run(1, seconds),
       bare: bare.run,
       bareApart: bareApart.run,
@@ -135,6 +144,7 @@ async function main(): Promise<void> {
     // spent (another row's background work, such as the registry's outcome batches, may spill a little into it).
     const processesOf: Partial<Record<Row, () => number[]>> = {
       toolhost1: stackPids(real),
+      grpc1: stackPids(real),
       naive1: stackPids(naiveStack),
       bare: () => [],
       bareApart: bareApart.pids,
@@ -164,8 +174,8 @@ async function main(): Promise<void> {
     // being written, garbage to collect) must not land in a latency measurement. A pause before each measurement
     // lets the previous one's tail drain.
     const phases: Row[][] = [
-      ['toolhost64', 'naive64'],
-      ['toolhost1', 'bare', 'skeleton1', 'bareApart', 'naive1'],
+      ['toolhost64', 'naive64', 'grpc64'],
+      ['toolhost1', 'grpc1', 'bare', 'skeleton1', 'bareApart', 'naive1'],
     ];
     const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
     for (const phase of phases) {
@@ -198,7 +208,9 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|');
     console.log(row('toolhost, 64 clients', m.toolhost64));
     console.log(row('naive build, 64 clients', m.naive64));
+    console.log(row('toolhost gRPC Invoke, 64 calls in flight (one channel)', m.grpc64));
     console.log(row('toolhost, 1 client', m.toolhost1));
+    console.log(row('toolhost gRPC Invoke, 1 client', m.grpc1));
     console.log(row('naive build, 1 client', m.naive1));
     console.log(row('bare BullMQ add→finished, 1 client', m.bare));
     console.log(row('bare BullMQ, worker in another process, 1 client', m.bareApart));
@@ -214,6 +226,8 @@ async function main(): Promise<void> {
     console.log(`1-client p50, skeleton path / bare BullMQ round trip: ${ratio('skeleton1', 'bare', p50)}`);
     console.log(`1-client p50, toolhost / skeleton path: ${ratio('toolhost1', 'skeleton1', p50)}`);
     console.log(`1-client p50, naive / toolhost: ${ratio('naive1', 'toolhost1', p50)}`);
+    console.log(`64-client throughput, gRPC / HTTP (same stack): ${ratio('grpc64', 'toolhost64', rps)}`);
+    console.log(`1-client p50, gRPC / HTTP (same stack): ${ratio('grpc1', 'toolhost1', p50)}`);
 
     const cpuRow = (name: string, row: Row): string => {
       const list = cpuSamples[row] ?? [];
@@ -229,6 +243,7 @@ async function main(): Promise<void> {
     console.log(cpuRow('bare BullMQ, worker in another process', 'bareApart'));
     console.log(cpuRow('skeleton path', 'skeleton1'));
     console.log(cpuRow('toolhost', 'toolhost1'));
+    console.log(cpuRow('toolhost gRPC Invoke', 'grpc1'));
     console.log(cpuRow('naive build', 'naive1'));
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);

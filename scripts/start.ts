@@ -116,6 +116,7 @@ async function main(): Promise<void> {
   const env: Env = { ...process.env, NODE_ENV: nodeEnv, ...values };
   const registryPort = env.REGISTRY_PORT ?? '3001';
   const gatewayPort = env.GATEWAY_PORT ?? '3000';
+  const grpcPort = env.GRPC_PORT ?? '50051';
   const workerPort = env.WORKER_PORT ?? '3002';
   env.REGISTRY_URL ??= `http://127.0.0.1:${registryPort}`;
 
@@ -147,6 +148,7 @@ async function main(): Promise<void> {
   console.log(`
 toolhost is up
   gateway   http://127.0.0.1:${gatewayPort}   (invocations, agent tool listings; docs at /docs)
+  gRPC      127.0.0.1:${grpcPort}   (the gateway's toolhost.v1.ToolRuntime; health, reflection)
   registry  http://127.0.0.1:${registryPort}   (tenants, keys, tools; docs at /docs)
   worker    http://127.0.0.1:${workerPort}   (metrics and health)`);
   if (values.TOOLHOST_ADMIN_KEY) {

@@ -60,7 +60,7 @@ async function until(condition: () => boolean, deadlineMs: number): Promise<bool
 
 /** `npm start` in `scratch`, on its own database, queue prefix and ports. */
 function startStack(scratch: string, database: string, queuePrefix: string, ports: number[]): ChildProcess {
-  const [gatewayPort, registryPort, workerPort] = ports.map(String);
+  const [gatewayPort, registryPort, workerPort, grpcPort] = ports.map(String);
   return spawn('npm', ['start'], {
     cwd: scratch,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -70,6 +70,7 @@ function startStack(scratch: string, database: string, queuePrefix: string, port
       NODE_ENV: 'test',
       LOG_LEVEL: 'warn',
       GATEWAY_PORT: gatewayPort,
+      GRPC_PORT: grpcPort,
       REGISTRY_PORT: registryPort,
       WORKER_PORT: workerPort,
       DATABASE_URL: `${SERVER_URL}/${database}`,
@@ -118,7 +119,8 @@ describe('npm start', () => {
       let up = false;
       for (let attempt = 1; attempt <= 3 && !up; attempt += 1) {
         output.length = 0;
-        npm = startStack(scratch, database, queuePrefix, [await freePort(), await freePort(), await freePort()]);
+        const ports = [await freePort(), await freePort(), await freePort(), await freePort()];
+        npm = startStack(scratch, database, queuePrefix, ports);
         const started = npm;
         started.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
         started.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));

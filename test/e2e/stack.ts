@@ -72,10 +72,11 @@ export class Stack {
   readonly services: ServiceProcess[] = [];
   registryUrl = '';
   gatewayUrl = '';
+  /** `127.0.0.1:<port>` of the gateway's gRPC server. */
+  gatewayGrpcAddress = '';
   workerUrl = '';
-
-  /** The environment the services started with (the registry's URL included), for gateways added later. */
-  private started: Record<string, string> | undefined;
+  /** What `start()` gave the services (its secrets are random per stack), for gateways added later. */
+  private env: Record<string, string> = {};
 
   constructor(private readonly options: StackOptions = {}) {}
 
@@ -100,16 +101,17 @@ export class Stack {
 
   async start(): Promise<this> {
     const env = this.baseEnv();
+    this.env = env;
     try {
       // Port 0: each service binds a port the kernel picks, found from its pid once it listens (a port probed free
       // and bound later by the service could be taken in between).
       this.registryUrl = await this.launch('registry', { ...env, REGISTRY_PORT: '0', REGISTRY_HOST: '127.0.0.1' });
       env.REGISTRY_URL = this.registryUrl;
-      this.started = env;
       [this.gatewayUrl, this.workerUrl] = await Promise.all([
         this.launch('gateway', {
           ...env,
           GATEWAY_PORT: '0',
+          GRPC_PORT: '0',
           GATEWAY_HOST: '127.0.0.1',
           ...this.options.gatewayEnv,
         }),
@@ -120,6 +122,7 @@ export class Stack {
           ...this.options.workerEnv,
         }),
       ]);
+      this.gatewayGrpcAddress = this.grpcAddressOf(this.service('gateway'));
     } catch (error) {
       // A service that failed to start must not leave the others running (callers never get a Stack to stop).
       await this.stop();
@@ -129,14 +132,15 @@ export class Stack {
   }
 
   /**
-   * Starts one more gateway process on the same registry, Redis and queue (several gateways behind one load
-   * balancer); resolves with its base URL. `stop()` stops it with the rest.
+   * One more gateway beside the stack's (same Redis, registry and secrets, its own port and gateway id), as a
+   * horizontally scaled deployment runs them; it stops with the stack. Resolves with its base URL.
    */
   async addGateway(env: Record<string, string> = {}): Promise<string> {
-    if (!this.started) throw new Error('start the stack before adding a gateway');
+    if (!this.registryUrl) throw new Error('start the stack first');
     return this.launch('gateway', {
-      ...this.started,
+      ...this.env,
       GATEWAY_PORT: '0',
+      GRPC_PORT: '0',
       GATEWAY_HOST: '127.0.0.1',
       ...this.options.gatewayEnv,
       ...env,
@@ -194,6 +198,18 @@ export class Stack {
     throw new Error(`${service.name} not ready in ${READY_TIMEOUT_MS} ms:\n${service.output.join('')}`);
   }
 
+  /**
+   * The gateway's other listening port: it binds gRPC before HTTP, so once its HTTP readiness answers, both are
+   * bound.
+   */
+  private grpcAddressOf(gateway: ServiceProcess): string {
+    const httpPort = Number(new URL(gateway.url).port);
+    const others = [...new Set(listeningPorts(gateway.process.pid ?? 0))].filter((port) => port !== httpPort);
+    if (others.length !== 1)
+      throw new Error(`gateway: expected one gRPC port besides ${httpPort}, found ${others.join(', ')}`);
+    return `127.0.0.1:${others[0] ?? 0}`;
+  }
+
   service(name: string): ServiceProcess {
     const found = this.services.find((s) => s.name === name);
     if (!found) throw new Error(`no service ${name}`);
@@ -227,12 +243,14 @@ export class Stack {
     path: string,
     key: string | undefined,
     body?: unknown,
+    headers: Record<string, string> = {},
   ): Promise<{ status: number; body: T; headers: Headers }> {
     const response = await fetch(base + path, {
       method,
       headers: {
         ...(key ? { authorization: `Bearer ${key}` } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(60_000),

@@ -18,6 +18,8 @@ export const ErrorCode = {
   OUTPUT_INVALID: 'OUTPUT_INVALID',
   SANDBOX_CRASH: 'SANDBOX_CRASH',
   TOOL_NOT_ALLOWED: 'TOOL_NOT_ALLOWED',
+  /** An `Idempotency-Key` already names another request's invocation, or one that is no longer kept. */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -57,6 +59,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   OUTPUT_INVALID: 200,
   SANDBOX_CRASH: 200,
   TOOL_NOT_ALLOWED: 403,
+  IDEMPOTENCY_KEY_REUSED: 409,
 };
 
 /** The error body every HTTP service answers with: `{error: {code, message, details?}}`. */

@@ -92,6 +92,15 @@ export interface McpToolDefinition {
   outputSchema?: JsonValue;
 }
 
+/** A pi extension's `registerTool` definition without `execute`, as `GET /v1/tools?format=pi` lists it. */
+export interface PiToolDefinition {
+  name: string;
+  /** The tool's title, for people. */
+  label: string;
+  description: string;
+  parameters: JsonValue;
+}
+
 /** An invocation's error (`Invocation.error`): a contract code a model can act on. */
 export const invocationErrorSchema = {
   type: 'object',

@@ -13,3 +13,5 @@ export * from './input-validator-cache';
 export * from './http-error-response';
 export * from './backoff';
 export * from './problem-details';
+export * from './transfer.schemas';
+export * from './proto-files';

@@ -27,6 +27,8 @@ export interface InternalToolVersion {
   timeoutMs: number;
   memoryMb: number;
   allowedTools: string[] | null;
+  /** The pi registration to run when the code is a pi module registering several; absent: the first registered. */
+  piToolName?: string;
   secrets: Record<string, string>;
   createdAt: string;
 }

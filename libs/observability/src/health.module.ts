@@ -28,7 +28,8 @@ export class HealthModule {
         ShutdownState,
         { provide: READINESS_CHECKS, useFactory: checks.useFactory, inject: checks.inject ?? [] },
       ],
-      exports: [ShutdownState],
+      // The checks too: a gRPC health service answers from the same ones.
+      exports: [ShutdownState, READINESS_CHECKS],
     };
   }
 }

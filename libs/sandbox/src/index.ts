@@ -8,3 +8,5 @@ export { contentOf, failedOutcome } from './run-outcome';
 export { SandboxRuntime, type SandboxRuntimeOptions, type SandboxRuntimeStats } from './sandbox-runtime';
 export type { EntryMode } from './tenant-isolate';
 export type { EntryWatch, RunOverrun } from './entry-watch';
+export { PiToolDiscovery, type PiToolDiscoveryOptions } from './pi-tool-discovery';
+export { PiDiscoveryUnavailableError } from './pi-discovery-unavailable.error';

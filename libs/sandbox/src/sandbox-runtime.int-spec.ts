@@ -518,6 +518,33 @@ describe('SandboxRuntime: entry modes', () => {
     }
   });
 
+  it('adaptive: a busy isolate, with runs always in flight from a cold start, still enters synchronously', async () => {
+    const runtime = new SandboxRuntime();
+    try {
+      const fast = request('return input.n * 2', { input: { n: 2 } });
+      // A slow version from another lane keeps async entries coming: they must not hold the fast one's back for good.
+      const slow = request('let x = 0; for (let i = 0; i < 3e7; i++) x += i; return x > 0');
+      const lanes = 32;
+      const runs = 1_200;
+      let started = 0;
+      const lane = async (which: typeof fast): Promise<void> => {
+        while (started < runs) {
+          started += 1;
+          expectSucceeded(await runtime.run(which, recordingBridge()));
+        }
+      };
+      await Promise.all([lane(slow), ...Array.from({ length: lanes - 1 }, () => lane(fast))]);
+      const { syncEntries, asyncEntries, runs: done } = runtime.stats();
+      expect(done).toBe(runs);
+      // The first wave of each version enters async (untrusted), as does every entry of the slow version; the rest
+      // of the fast version's runs wait for the async entries ahead of them and then enter synchronously.
+      expect(syncEntries + asyncEntries).toBe(runs); // one entry per run
+      expect(syncEntries).toBeGreaterThan(runs / 2);
+    } finally {
+      runtime.dispose();
+    }
+  });
+
   it('async: a CPU-heavy tenant does not hold up another tenant in the same process', async () => {
     const runtime = new SandboxRuntime({ entryMode: 'async' });
     try {

@@ -1,12 +1,13 @@
-import { ErrorCode, jsonText } from '@toolhost/contracts';
+import { DEFAULT_LIMITS, ErrorCode, jsonText } from '@toolhost/contracts';
 import { performance } from 'node:perf_hooks';
 import { CallBudget } from './call-budget';
 import { CodeProfile } from './code-profile';
-import { prepareCode, type PreparedCode } from './code-shape';
+import { detectShape, prepareCode, type PreparedCode } from './code-shape';
 import { CodeSyntaxError } from './code-syntax.error';
 import type { RunEnd } from './run-end.types';
 import { failedOutcome, toOutcome } from './run-outcome';
-import type { RunOutcome, RunRequest, ToolBridge } from './sandbox.types';
+import { NO_BRIDGE, registrationsOf } from './pi-registrations';
+import type { PiDiscovery, PiDiscoveryRequest, RunOutcome, RunRequest, ToolBridge } from './sandbox.types';
 import type { EntryWatch } from './entry-watch';
 import {
   DEFAULT_ENFORCEMENT,
@@ -256,6 +257,52 @@ export class SandboxRuntime {
     } finally {
       this.inFlight -= 1;
     }
+  }
+
+  /**
+   * Calls a pi module's default export with a recording `pi` and answers what its registerTool calls declared
+   * (nothing is executed), within the time and memory of a run. In process: for code nobody vetted, PiToolDiscovery
+   * runs this in a child process of its own, as the worker's executors do for runs.
+   */
+  async discoverPiTools(request: PiDiscoveryRequest): Promise<PiDiscovery> {
+    if (detectShape(request.code) !== 'pi') {
+      return {
+        status: 'failed',
+        error: {
+          code: ErrorCode.USER_ERROR,
+          message: 'the code is not a pi extension module (export default function (pi) { pi.registerTool({…}) })',
+        },
+      };
+    }
+    const outcome = await this.run(
+      {
+        tenantId: request.tenantId,
+        // Code is cached by (toolId, version) and compared on a hit: discoveries share one entry.
+        toolId: 'pi-discovery',
+        version: 0,
+        code: request.code,
+        input: null,
+        secrets: {},
+        context: { invocationId: 'pi-discovery' },
+        limits: {
+          timeoutMs: request.timeoutMs,
+          memoryMb: request.memoryMb,
+          // Nothing to wait for but the code: its own timeout ends it first, with the message that says so.
+          wallClockMs: request.timeoutMs + 1_000,
+          maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
+          maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
+          maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+        },
+        piDiscover: true,
+      },
+      NO_BRIDGE,
+    );
+    if (outcome.status === 'failed') return { status: 'failed', error: outcome.error };
+    const registrations = registrationsOf(outcome.result);
+    if (registrations === undefined) {
+      return { status: 'failed', error: { code: ErrorCode.SANDBOX_CRASH, message: 'discovery answered no list' } };
+    }
+    return { status: 'discovered', registrations };
   }
 
   private async runIn(

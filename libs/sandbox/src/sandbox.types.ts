@@ -28,7 +28,41 @@ export interface RunRequest {
   limits: SandboxLimits;
   /** pi modules that register several tools: the name of the one to execute (default: the first registered). */
   piToolName?: string;
+  /**
+   * Discovery, not a run: the pi module's default export is called with a recording `pi`, no `execute` is called, and
+   * the run's result is the list of its registerTool calls (PiRegistration[]). Set by SandboxRuntime.discoverPiTools.
+   */
+  piDiscover?: boolean;
 }
+
+/** A pi module to discover (SandboxRuntime.discoverPiTools, PiToolDiscovery), within a run's time and memory. */
+export interface PiDiscoveryRequest {
+  /** Whose code it is: discovery runs in that tenant's isolate, like the tenant's runs. */
+  tenantId: string;
+  code: string;
+  timeoutMs: number;
+  memoryMb: number;
+}
+
+/**
+ * What one `pi.registerTool(definition)` call declared, copied out as JSON and not checked here (the caller decides
+ * what it accepts); `executable` tells whether `definition.execute` was a function. null: the definition was not an
+ * object.
+ */
+export type PiRegistration = {
+  name?: JsonValue;
+  label?: JsonValue;
+  description?: JsonValue;
+  parameters?: JsonValue;
+  executable: boolean;
+} | null;
+
+/**
+ * A discovery's answer: the registerTool calls in the order they were made, or why the default export could not be
+ * run to the end (its thrown error, TIMEOUT, MEMORY_LIMIT, a result that is not JSON, …) with a contract code.
+ */
+export type PiDiscovery =
+  { status: 'discovered'; registrations: PiRegistration[] } | { status: 'failed'; error: RunFailure };
 
 /** The error envelope `ctx.tools.<name>()` resolves to when the callee itself failed, or the call was refused. */
 export interface ToolCallError {

@@ -49,6 +49,13 @@ interface InEntry {
   limitMs: number;
 }
 
+/** An entry held back until the async entries ahead of it have returned (see TenantIsolate.enter). */
+interface WaitingEntry {
+  run: ActiveRun;
+  ref: ivm.Reference;
+  args: (string | number | boolean)[];
+}
+
 /** Host-side state of one run inside the isolate. */
 interface ActiveRun {
   id: number;
@@ -62,7 +69,7 @@ interface ActiveRun {
   cpuMs: number;
   /** Bridge calls dispatched and not yet answered. */
   pending: number;
-  /** Entries into the isolate started and not yet returned (async entries only). */
+  /** Entries into the isolate started and not yet returned (async entries), or waiting their turn (see `waiting`). */
   entries: number;
   /** CPU time the isolate reported over this run's entries. */
   isolateCpuMs: number;
@@ -120,6 +127,8 @@ export class TenantIsolate {
   private nextRunId = 1;
   /** Async entries started and not returned; a synchronous entry is only made while this is 0. */
   private asyncInFlight = 0;
+  /** Adaptive mode's entries waiting, in order, for the async entry in flight to return (see enter). */
+  private readonly waiting: WaitingEntry[] = [];
   /** Code that has run here: a version's first run in an isolate compiles it, and is not held against it. */
   private readonly warmCode = new WeakSet<CodeProfile>();
   private disposedReason: string | undefined;
@@ -321,6 +330,7 @@ export class TenantIsolate {
         maxResultBytes: limits.maxResultBytes,
         lineOffset: prepared.lineOffset,
         piToolName: request.piToolName,
+        piDiscover: request.piDiscover === true,
       });
       this.enter(run, this.startRef, [
         run.id,
@@ -341,6 +351,7 @@ export class TenantIsolate {
   dispose(reason = 'the isolate was disposed', culprit?: { run: ActiveRun; code: ErrorCode }): void {
     if (this.disposedReason !== undefined) return;
     this.disposedReason = reason;
+    this.waiting.length = 0;
     for (const run of [...this.runs.values()]) {
       this.finish(run, { kind: 'failed', error: this.collateral(reason), collateral: true }, true);
     }
@@ -425,19 +436,31 @@ export class TenantIsolate {
     };
   }
 
-  /** One entry into the isolate, bounded by what is left of the run's CPU time. */
-  private enter(run: ActiveRun, ref: ivm.Reference, args: (string | number | boolean)[]): void {
+  /**
+   * One entry into the isolate, bounded by what is left of the run's CPU time. In adaptive mode trusted code enters
+   * synchronously and other code asynchronously, one async entry at a time: while one is in flight, the next entries
+   * wait for it on this side, in order. The isolate runs one entry at a time anyway, so the wait costs no
+   * parallelism, and it gives two things. A synchronous entry is never made behind an async one (it would block this
+   * thread on the isolate's lock), and yet it is made: were trusted code to go async whenever an async entry is in
+   * flight, a busy process, which always has one, would never enter synchronously again. And each entry's isolate CPU
+   * time, which the code profile judges, is its own: with entries queued in the isolate behind it, the time read at
+   * its end would include theirs.
+   */
+  private enter(run: ActiveRun, ref: ivm.Reference, args: (string | number | boolean)[], dequeued = false): void {
     const remaining = run.request.limits.timeoutMs - run.cpuMs;
     if (remaining < 1) {
       this.limitHit(run, ErrorCode.TIMEOUT, `the code ran longer than its ${run.request.limits.timeoutMs} ms timeout`);
       return;
     }
+    if (this.entryMode === 'adaptive' && !dequeued && (this.waiting.length > 0 || this.asyncInFlight > 0)) {
+      run.entries += 1;
+      this.waiting.push({ run, ref, args });
+      return;
+    }
     const started = performance.now();
     const cpuBefore = this.isolate.cpuTime;
     const cpuMsSince = (): number => (this.isolate.isDisposed ? 0 : Number(this.isolate.cpuTime - cpuBefore) / 1e6);
-    // A synchronous entry while an async one holds the isolate would block this thread on the isolate's lock.
-    const sync =
-      this.entryMode === 'sync' || (this.entryMode === 'adaptive' && run.profile.trusted && this.asyncInFlight === 0);
+    const sync = this.entryMode === 'sync' || (this.entryMode === 'adaptive' && run.profile.trusted);
     if (!sync) {
       this.counters.async += 1;
       this.asyncInFlight += 1;
@@ -460,10 +483,12 @@ export class TenantIsolate {
         () => {
           ended();
           this.afterEntry(run);
+          this.enterWaiting();
         },
         (error: unknown) => {
           const elapsed = ended();
           this.entryFailed(run, error, elapsed, Math.ceil(remaining));
+          this.enterWaiting();
         },
       );
       return;
@@ -483,6 +508,27 @@ export class TenantIsolate {
     watch?.syncExit();
     this.account(run, performance.now() - started, cpuMsSince());
     this.afterEntry(run);
+  }
+
+  /** Makes the waiting entries, in order, once no async entry is in flight; stops when one of them goes async. */
+  private enterWaiting(): void {
+    while (this.asyncInFlight === 0 && !this.disposed) {
+      const next = this.waiting.shift();
+      if (next === undefined) return;
+      const { run } = next;
+      run.entries -= 1;
+      if (run.done) this.resolveWhenIdle(run);
+      else this.enter(run, next.ref, next.args, true);
+    }
+  }
+
+  /** Takes back a run's entries that are still waiting (they have not reached the isolate). */
+  private withdrawWaiting(run: ActiveRun): void {
+    for (let index = this.waiting.length - 1; index >= 0; index -= 1) {
+      if (this.waiting[index]?.run !== run) continue;
+      this.waiting.splice(index, 1);
+      run.entries -= 1;
+    }
   }
 
   /**
@@ -556,6 +602,7 @@ export class TenantIsolate {
   private onWallClock(run: ActiveRun): void {
     if (run.done) return;
     const { wallClockMs } = run.request.limits;
+    this.withdrawWaiting(run);
     if (run.entries > 0) {
       // An entry is queued or running (async entries) and cannot be taken back: the isolate goes. When the wall clock
       // is at least the code's own time limit, that is not the code's doing: its CPU time is bounded by timeoutMs on

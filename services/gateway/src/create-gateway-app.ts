@@ -1,18 +1,15 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { createHttpEdgeAdapter } from '@toolhost/observability';
 import { Logger } from 'nestjs-pino';
 import { InFlightRequests } from './common/in-flight-requests';
+import { MAX_REQUEST_BYTES } from './common/request-limits';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter';
 import type { GatewayParts } from './gateway-parts';
 import type { GatewayConfig } from './gateway.config';
 import { GatewayModule, productionGatewayParts } from './gateway.module';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { setupGatewayOpenApi } from './openapi/gateway-openapi';
-
-/** Room for the envelope around a maximal input (tool ref, context, flags). */
-const BODY_ENVELOPE_BYTES = 64 * 1024;
 
 /**
  * Builds the gateway application (not listening yet): `main.ts` listens on GATEWAY_PORT, tests on port 0.
@@ -23,7 +20,7 @@ export async function createGatewayApp(
   config: GatewayConfig,
   parts: GatewayParts = productionGatewayParts,
 ): Promise<NestFastifyApplication> {
-  const adapter = createHttpEdgeAdapter({ bodyLimit: DEFAULT_LIMITS.maxInputBytes + BODY_ENVELOPE_BYTES });
+  const adapter = createHttpEdgeAdapter({ bodyLimit: MAX_REQUEST_BYTES });
   // Nest declares its options as a class but takes (and documents) a plain object.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, parts), adapter, {

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { InFlightRequests } from './common/in-flight-requests';
 import type { GatewayConfig } from './gateway.config';
 import { GATEWAY_CONFIG, GATEWAY_ID } from './gateway.tokens';
 
-/** The validated config and this process's gateway id, for every module. */
+/**
+ * The validated config, this process's gateway id, and the count of requests in flight (HTTP and gRPC), for every
+ * module.
+ */
 @Global()
 @Module({})
 export class GatewayCoreModule {
@@ -13,8 +17,9 @@ export class GatewayCoreModule {
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: GATEWAY_ID, useFactory: () => randomUUID() },
+        InFlightRequests,
       ],
-      exports: [GATEWAY_CONFIG, GATEWAY_ID],
+      exports: [GATEWAY_CONFIG, GATEWAY_ID, InFlightRequests],
     };
   }
 }

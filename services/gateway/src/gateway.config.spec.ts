@@ -1,5 +1,5 @@
 import { ConfigError } from '@toolhost/config';
-import { loadGatewayConfig } from './gateway.config';
+import { idempotencyTtlMs, loadGatewayConfig } from './gateway.config';
 
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
   try {
@@ -38,6 +38,16 @@ describe('loadGatewayConfig', () => {
         INVOKE_WAIT_MAX_MS: '90000',
       }),
     ).toEqual([]);
+  });
+
+  it('keeps an Idempotency-Key no longer than the invocation it names, as long by default', () => {
+    expect(idempotencyTtlMs(loadGatewayConfig({ NODE_ENV: 'development', INVOCATION_RETENTION_S: '3600' }))).toBe(
+      3_600_000,
+    );
+    expect(idempotencyTtlMs(loadGatewayConfig({ NODE_ENV: 'development', IDEMPOTENCY_TTL_MS: '60000' }))).toBe(60_000);
+    expect(
+      problemsOf({ NODE_ENV: 'development', INVOCATION_RETENTION_S: '3600', IDEMPOTENCY_TTL_MS: '3600001' }),
+    ).toEqual([expect.stringMatching(/^IDEMPOTENCY_TTL_MS: 3600001 is longer than INVOCATION_RETENTION_S/)]);
   });
 
   it('lists every problem at once', () => {

@@ -8,6 +8,14 @@ export const gatewayEnvSchema = {
     ...commonEnvProperties,
     GATEWAY_PORT: { type: 'integer', default: 3000, minimum: 0, maximum: 65535, description: 'gateway HTTP port' },
     GATEWAY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the gateway listens on' },
+    GRPC_PORT: {
+      type: 'integer',
+      default: 50051,
+      minimum: 0,
+      maximum: 65535,
+      description:
+        'gateway gRPC port (toolhost.v1.ToolRuntime, health, reflection), on GATEWAY_HOST; 0 = any free port',
+    },
     REGISTRY_URL: {
       type: 'string',
       default: 'http://127.0.0.1:3001',
@@ -113,6 +121,12 @@ export const gatewayEnvSchema = {
       description:
         'how many finished invocation records Redis keeps at most; each holds the input and the result, so this bounds its memory',
     },
+    IDEMPOTENCY_TTL_MS: {
+      type: 'integer',
+      minimum: 1_000,
+      description:
+        'how long an Idempotency-Key names its invocation after the enqueue; at most INVOCATION_RETENTION_S (its default), so the invocation outlives its key',
+    },
     DRAIN_TIMEOUT_MS: {
       type: 'integer',
       default: 5_000,
@@ -132,6 +146,7 @@ export const gatewayEnvSchema = {
 export interface GatewayConfig extends CommonConfig {
   GATEWAY_PORT: number;
   GATEWAY_HOST: string;
+  GRPC_PORT: number;
   REGISTRY_URL: string;
   INTERNAL_API_TOKEN?: string;
   REGISTRY_TIMEOUT_MS: number;
@@ -149,8 +164,14 @@ export interface GatewayConfig extends CommonConfig {
   REGISTRY_STALE_MS: number;
   INVOCATION_RETENTION_S: number;
   INVOCATION_RETENTION_COUNT: number;
+  IDEMPOTENCY_TTL_MS?: number;
   DRAIN_TIMEOUT_MS: number;
   MCP_TOOLS_PAGE_SIZE: number;
+}
+
+/** How long an Idempotency-Key names its invocation: IDEMPOTENCY_TTL_MS, else as long as the invocation is kept. */
+export function idempotencyTtlMs(config: Readonly<GatewayConfig>): number {
+  return config.IDEMPOTENCY_TTL_MS ?? config.INVOCATION_RETENTION_S * 1000;
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */
@@ -166,6 +187,14 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
     problems.push(
       `CONCURRENCY_SLOT_TTL_MS: ${config.CONCURRENCY_SLOT_TTL_MS} is shorter than INVOKE_WAIT_MAX_MS ` +
         `(${config.INVOKE_WAIT_MAX_MS}); it must be at least as long`,
+    );
+  }
+  // A key that outlived its invocation's record could only answer that the invocation is gone; one that expires
+  // first lets a retry past the retention run the tool again, as a new request.
+  if (config.IDEMPOTENCY_TTL_MS !== undefined && config.IDEMPOTENCY_TTL_MS > config.INVOCATION_RETENTION_S * 1000) {
+    problems.push(
+      `IDEMPOTENCY_TTL_MS: ${config.IDEMPOTENCY_TTL_MS} is longer than INVOCATION_RETENTION_S ` +
+        `(${config.INVOCATION_RETENTION_S} s); it must be at most as long`,
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -363,6 +363,26 @@ describe('gateway over HTTP (fake registry, fake worker, real Redis)', () => {
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('BAD_REQUEST');
     });
+
+    it('lists in the pi format: registerTool definitions without execute, labelled with the title', async () => {
+      const pi = await call(url, 'GET', '/v1/tools?format=pi', { key: keys.reader });
+      expect(pi.status).toBe(200);
+      expect(pi.body.items).toContainEqual({
+        name: `custom_${formatter.id}`,
+        label: formatter.title,
+        description: formatter.description,
+        parameters: formatter.inputSchema,
+      });
+    });
+
+    it.each(['openai', 'anthropic', 'mcp', 'pi'])('lists no disabled or foreign tool as %s', async (format) => {
+      const answer = await call(url, 'GET', `/v1/tools?format=${format}`, { key: keys.reader });
+      expect(answer.status).toBe(200);
+      const text = JSON.stringify(answer.body);
+      expect(text).toContain(`custom_${formatter.id}`);
+      expect(text).not.toContain(disabled.id);
+      expect(text).not.toContain(foreign.id);
+    });
   });
 
   describe('operations', () => {

@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { createLoggerModule, MetricsModule } from '@toolhost/observability';
-import { InFlightRequests } from './common/in-flight-requests';
 import { GatewayCoreModule } from './gateway-core.module';
 import { GatewayLifecycle } from './gateway-lifecycle';
 import type { GatewayParts } from './gateway-parts';
 import type { GatewayConfig } from './gateway.config';
+import { GrpcModule } from './grpc/grpc.module';
 import { GatewayHealthModule } from './health/gateway-health.module';
 import { InvocationsModule } from './invocations/invocations.module';
 import { McpModule } from './mcp/mcp.module';
@@ -18,13 +18,14 @@ export const productionGatewayParts: GatewayParts = { replies: RepliesModule, to
 
 /**
  * The gateway application: feature modules (tools, invocations with their quotas and replies, health) over the
- * config, the Redis connections and the registry client. New transports (gRPC, MCP) are modules beside the HTTP
- * controllers that import InvocationsModule and ToolsModule and call the same services.
+ * config, the Redis connections and the registry client. Other transports (gRPC; MCP next) are modules beside the
+ * HTTP controllers that import InvocationsModule and ToolsModule and call the same services.
  */
 @Module({})
 export class GatewayModule {
   static forRoot(config: Readonly<GatewayConfig>, parts: GatewayParts = productionGatewayParts): DynamicModule {
-    // One module object for every importer: one InvocationService, one set of routes.
+    // One instance, imported by every transport: Nest tells dynamic modules apart by reference, and a second
+    // `register` would build a second InvocationService (and mount its HTTP routes twice).
     const invocations = InvocationsModule.register(parts);
     return {
       module: GatewayModule,
@@ -38,8 +39,9 @@ export class GatewayModule {
         invocations,
         McpModule.register(invocations, parts.toolCache),
         parts.replies,
+        GrpcModule.register(invocations),
       ],
-      providers: [InFlightRequests, GatewayLifecycle],
+      providers: [GatewayLifecycle],
     };
   }
 }

@@ -12,6 +12,8 @@ export const REGISTRY_CLIENT = Symbol('REGISTRY_CLIENT');
 export const INVOCATION_QUEUE = Symbol('INVOCATION_QUEUE');
 export const REPLY_WAITER = Symbol('REPLY_WAITER');
 export const QUOTA_STORE = Symbol('QUOTA_STORE');
+/** Idempotency-Key records shared by every gateway (IdempotencyStore). */
+export const IDEMPOTENCY_STORE = Symbol('IDEMPOTENCY_STORE');
 /** The compiled input validators (InputValidatorCache). */
 export const INPUT_VALIDATORS = Symbol('INPUT_VALIDATORS');
 export const INVOCATION_SETTINGS = Symbol('INVOCATION_SETTINGS');

@@ -39,6 +39,11 @@ export class GatewayHarness {
     return this.gateway.url;
   }
 
+  /** `host:port` of the gateway's gRPC server. */
+  get grpcAddress(): string {
+    return this.gateway.grpcAddress;
+  }
+
   /** `main`: the built entry point to run (a benchmark baseline's, say); the production gateway by default. */
   async start(env: Record<string, string> = {}, main = GATEWAY_MAIN): Promise<this> {
     await this.registry.start();

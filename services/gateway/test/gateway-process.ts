@@ -19,6 +19,8 @@ export class GatewayProcess {
     readonly url: string,
     /** Everything the process printed, for failure messages. */
     readonly output: string[],
+    /** `127.0.0.1:<GRPC_PORT bound>`. */
+    readonly grpcAddress: string,
   ) {
     this.exitCode = new Promise((done) => child.once('exit', (code) => done(code)));
   }
@@ -31,12 +33,13 @@ export class GatewayProcess {
         LOG_LEVEL: 'info',
         GATEWAY_PORT: '0',
         GATEWAY_HOST: '127.0.0.1',
+        GRPC_PORT: '0',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output: string[] = [];
-    const port = await new Promise<number>((done, fail) => {
+    const ports = await new Promise<{ http: number; grpc: number }>((done, fail) => {
       const timer = setTimeout(() => fail(new Error(`gateway did not start:\n${output.join('\n')}`)), START_TIMEOUT_MS);
       let buffered = '';
       child.stdout.setEncoding('utf8');
@@ -46,10 +49,10 @@ export class GatewayProcess {
         buffered = lines.pop() ?? '';
         for (const line of lines) {
           output.push(line);
-          const match = /"msg":"gateway listening".*?"port":(\d+)|"port":(\d+).*?"msg":"gateway listening"/.exec(line);
-          if (match) {
+          if (line.includes('"msg":"gateway listening"')) {
             clearTimeout(timer);
-            done(Number(match[1] ?? match[2]));
+            const { port, grpcPort } = JSON.parse(line) as { port: number; grpcPort: number };
+            done({ http: port, grpc: grpcPort });
           }
         }
       });
@@ -60,7 +63,7 @@ export class GatewayProcess {
         fail(new Error(`gateway exited with ${String(code)}:\n${output.join('\n')}`));
       });
     });
-    return new GatewayProcess(child, `http://127.0.0.1:${port}`, output);
+    return new GatewayProcess(child, `http://127.0.0.1:${ports.http}`, output, `127.0.0.1:${ports.grpc}`);
   }
 
   /** SIGTERM; resolves with the exit code (null when it had to be killed after STOP_TIMEOUT_MS). */

@@ -12,6 +12,7 @@ import { setupRegistryOpenApi } from './openapi/registry-openapi';
 import { resolveRegistrySettings } from './registry-settings';
 import type { RegistryConfig } from './registry.config';
 import { RegistryModule } from './registry.module';
+import { installImportBodyLimit } from './transfer/import-body-limit';
 
 /**
  * JSON only. Fastify's own parser (prototype-poisoning protection included) does the parsing; its errors become
@@ -50,6 +51,7 @@ export async function createRegistryApp(config: Readonly<RegistryConfig>): Promi
 
   const adapter = createHttpEdgeAdapter({ bodyLimit: config.REGISTRY_BODY_LIMIT_BYTES });
   installJsonBodyParser(adapter.getInstance());
+  installImportBodyLimit(adapter.getInstance(), config.IMPORT_MAX_BYTES);
   // Nest declares its options as a class but takes (and documents) a plain object.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
   const app = await NestFactory.create<NestFastifyApplication>(RegistryModule.forRoot(config, settings), adapter, {

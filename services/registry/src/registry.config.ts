@@ -47,6 +47,25 @@ export const registryEnvSchema = {
       minimum: 1024,
       description: 'largest request body; larger bodies answer 413',
     },
+    IMPORT_MAX_BYTES: {
+      type: 'integer',
+      default: 8 * 1024 * 1024,
+      minimum: 1024,
+      description: 'largest body of POST /v1/tools/import (a TradingGoose file or a pi module); larger ones answer 413',
+    },
+    IMPORT_MAX_TOOLS: {
+      type: 'integer',
+      default: 100,
+      minimum: 1,
+      description: 'most tools one import may create (customTools items, or registerTool calls of a pi module)',
+    },
+    PI_DISCOVERY_CONCURRENCY: {
+      type: 'integer',
+      default: 2,
+      minimum: 1,
+      description:
+        'pi modules read at once (their default export run in a child process each, to learn what they register); more wait',
+    },
     DATABASE_POOL_SIZE: { type: 'integer', default: 10, minimum: 1, description: 'Postgres connections' },
     OUTCOMES_BATCH_SIZE: {
       type: 'integer',
@@ -74,6 +93,9 @@ export interface RegistryConfig extends CommonConfig {
   MAX_TOOL_TIMEOUT_MS: number;
   MAX_TOOL_MEMORY_MB: number;
   REGISTRY_BODY_LIMIT_BYTES: number;
+  IMPORT_MAX_BYTES: number;
+  IMPORT_MAX_TOOLS: number;
+  PI_DISCOVERY_CONCURRENCY: number;
   DATABASE_POOL_SIZE: number;
   OUTCOMES_BATCH_SIZE: number;
   OUTCOMES_LINGER_MS: number;

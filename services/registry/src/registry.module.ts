@@ -7,6 +7,7 @@ import {
   PostgresReadinessCheck,
   RedisReadinessCheck,
 } from '@toolhost/observability';
+import { PiToolDiscovery } from '@toolhost/sandbox';
 import { DataSource } from 'typeorm';
 import { AuditRepository } from './audit/audit.repository';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -26,10 +27,13 @@ import { ApiKeyRepository } from './tenants/api-key.repository';
 import { TenantRepository } from './tenants/tenant.repository';
 import { TenantsController } from './tenants/tenants.controller';
 import { TenantsService } from './tenants/tenants.service';
+import { PiModuleInspector } from './tools/pi-module.inspector';
 import { SecretBox } from './tools/secret-box';
 import { ToolRepository } from './tools/tool.repository';
 import { ToolsController } from './tools/tools.controller';
 import { ToolsService } from './tools/tools.service';
+import { TransferController } from './transfer/transfer.controller';
+import { TransferService } from './transfer/transfer.service';
 
 @Module({})
 export class RegistryModule {
@@ -47,12 +51,17 @@ export class RegistryModule {
           inject: [DataSource],
         }),
       ],
-      controllers: [TenantsController, ToolsController, InternalController],
+      controllers: [TenantsController, ToolsController, TransferController, InternalController],
       providers: [
         { provide: REGISTRY_CONFIG, useValue: config },
         { provide: REGISTRY_SETTINGS, useValue: settings },
         { provide: RedisReadinessCheck, useValue: redisCheck },
         { provide: SecretBox, useFactory: () => new SecretBox(settings.secretsKey) },
+        {
+          provide: PiModuleInspector,
+          useFactory: () =>
+            new PiModuleInspector(new PiToolDiscovery({ concurrency: config.PI_DISCOVERY_CONCURRENCY })),
+        },
         RegistryLifecycle,
         AuthService,
         ApiKeyGuard,
@@ -63,6 +72,7 @@ export class RegistryModule {
         ToolRepository,
         TenantsService,
         ToolsService,
+        TransferService,
         InternalService,
         ToolEventsPublisher,
         {

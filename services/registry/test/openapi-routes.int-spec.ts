@@ -23,7 +23,14 @@ describe('registry OpenAPI document', () => {
     expect(walked.code).toBe(0);
     // The walk saw the routes at all (an empty router and an empty document would agree too).
     expect(walked.routes).toEqual(
-      expect.arrayContaining(['POST /v1/tools', 'GET /v1/tools/{id}/audit', 'GET /health/ready', 'GET /metrics']),
+      expect.arrayContaining([
+        'POST /v1/tools',
+        'GET /v1/tools/{id}/audit',
+        'POST /v1/tools/import',
+        'GET /v1/tools/export',
+        'GET /health/ready',
+        'GET /metrics',
+      ]),
     );
   });
 });

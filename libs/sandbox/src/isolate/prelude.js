@@ -208,6 +208,19 @@
     );
   }
 
+  // What one registerTool call declared, for the host to check (discovery runs no execute): the fields a listing
+  // needs and whether it could run. Read through `read`, so a throwing getter reads as undefined.
+  function describeRegistration(definition) {
+    if (definition === null || typeof definition !== 'object') return null;
+    return {
+      name: read(definition, 'name'),
+      label: read(definition, 'label'),
+      description: read(definition, 'description'),
+      parameters: read(definition, 'parameters'),
+      executable: typeof read(definition, 'execute') === 'function',
+    };
+  }
+
   async function invoke(shape, entry, input, ctx, env, opts) {
     if (shape === 'body') {
       const secret = freeze((name) => (hasOwn(env, name) ? env[name] : ''));
@@ -220,6 +233,7 @@
     if (typeof entry !== 'function') throw new TypeError('a pi extension module must export a default function');
     const registered = [];
     await entry(makePi(registered));
+    if (opts.piDiscover === true) return registered.map(describeRegistration);
     const wanted = opts.piToolName;
     const tool =
       wanted === undefined

@@ -11,6 +11,8 @@ import { InvocationService } from './invocation.service';
 import type { QuotaDecision, QuotaStore } from '../quotas/quota-store';
 import { LOST, type PendingReply, type ReplyWaiter } from '../replies/reply-waiter';
 import { defined } from '../../../../test/support/defined';
+import { FakeIdempotencyStore } from '../../test/fake-idempotency-store';
+import { IdempotencyKeys } from './idempotency-keys';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const TOOL_ID = '22222222-2222-4222-8222-222222222222';
@@ -111,13 +113,35 @@ function setup() {
   const replies = new FakeReplies();
   const tools = new ToolResolver(registry, metrics, 60_000);
   const subscriber = { listening: true };
-  const service = new InvocationService(tools, new InputValidatorCache(), quota, queue, replies, metrics, {
-    waitDefaultMs: 30_000,
-    waitMaxMs: 10_000,
-    maxInputBytes: 1024,
-    listening: () => subscriber.listening,
-  });
-  return { registry, queue, quota, replies, service, tools, subscriber };
+  // The idempotency keys on the store's clock, which moves only when a retry sleeps (or a test moves it).
+  const keyStore = new FakeIdempotencyStore();
+  const keys = new IdempotencyKeys(
+    keyStore,
+    (id) => queue.read(id),
+    { ttlMs: 60_000, claimMs: 10_000 },
+    {
+      now: () => keyStore.now,
+      sleep: async (ms) => {
+        keyStore.now += ms;
+      },
+    },
+  );
+  const service = new InvocationService(
+    tools,
+    new InputValidatorCache(),
+    quota,
+    queue,
+    replies,
+    metrics,
+    {
+      waitDefaultMs: 30_000,
+      waitMaxMs: 10_000,
+      maxInputBytes: 1024,
+      listening: () => subscriber.listening,
+    },
+    keys,
+  );
+  return { registry, queue, quota, replies, service, tools, subscriber, keyStore };
 }
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -195,6 +219,27 @@ describe('InvocationService', () => {
     expect(quota.released).toEqual([]);
   });
 
+  it('tells onQueued once the job is enqueued, before the wait, and never for a refused call', async () => {
+    const { service, queue, replies } = setup();
+    const seen: string[] = [];
+    replies.answer = (id) => {
+      seen.push(`result (${queue.jobs.length} enqueued)`);
+      return succeeded(id);
+    };
+    const onQueued = (accepted: { id: string; status: string }): void => {
+      seen.push(`${accepted.status} ${accepted.id === defined(queue.jobs[0]).invocationId ? 'same id' : 'other id'}`);
+    };
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }, { onQueued });
+    expect(outcome.status).toBe(200);
+    expect(seen).toEqual(['queued same id', 'result (1 enqueued)']);
+
+    seen.length = 0;
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 'x' } }, { onQueued }))).toBe(
+      '400 VALIDATION_FAILED',
+    );
+    expect(seen).toEqual([]);
+  });
+
   it('reads the job once when the wait runs out, and answers 200 if it finished meanwhile, freeing its slot', async () => {
     const { service, queue, quota, replies } = setup();
     queue.snapshot = undefined;
@@ -220,7 +265,7 @@ describe('InvocationService', () => {
     const abort = new AbortController();
     abort.abort();
     const read = jest.spyOn(queue, 'read');
-    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }, abort.signal);
+    const outcome = await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 } }, { signal: abort.signal });
     expect(outcome).toEqual({ status: 202, body: { id: defined(queue.jobs[0]).invocationId, status: 'queued' } });
     expect(replies.signals).toEqual([abort.signal]);
     expect(read).not.toHaveBeenCalled();
@@ -393,5 +438,180 @@ describe('InvocationService', () => {
     expect(await codeOf(service.get(principal, 'not-a-uuid'))).toBe('404 NOT_FOUND');
     queue.snapshot = undefined;
     expect(await codeOf(service.get(principal, id))).toBe('404 NOT_FOUND');
+  });
+});
+
+describe('InvocationService with an Idempotency-Key', () => {
+  const body = { tool: TOOL_ID, input: { n: 1 } };
+  const withKey = { idempotencyKey: 'order-42' };
+
+  /** A queue whose jobs finish as soon as they are added: a retry reads the finished invocation. */
+  function finishingQueue(queue: FakeQueue): void {
+    queue.read = async (invocationId) => {
+      const job = queue.jobs.find((queued) => queued.invocationId === invocationId);
+      if (!job) return undefined;
+      return { data: job, state: 'completed', returnValue: succeeded(invocationId), failedReason: undefined };
+    };
+  }
+
+  it('costs nothing without a key: the store is never asked', async () => {
+    const { service, keyStore } = setup();
+    await service.invoke(principal, body);
+    await service.invoke(principal, body, { idempotencyKey: undefined });
+    expect(keyStore.calls).toEqual([]);
+  });
+
+  it('runs the tool once: a retry gets the first invocation, marked replayed, and enqueues nothing', async () => {
+    const { service, queue, replies, keyStore } = setup();
+    replies.answer = succeeded;
+    finishingQueue(queue);
+    const first = await service.invoke(principal, body, withKey);
+    expect(first).toEqual({ status: 200, body: succeeded(defined(queue.jobs[0]).invocationId) });
+    // The retry may name the tool differently and wait differently: it is the same request.
+    const retry = await service.invoke(
+      principal,
+      { tool: `custom_${TOOL_ID.toUpperCase()}`, input: { n: 1 }, timeoutMs: 5, context: {} },
+      withKey,
+    );
+    expect(retry).toEqual({ ...first, replayed: true });
+    expect(queue.jobs).toHaveLength(1);
+    expect(keyStore.calls).toEqual(['claim order-42', 'commit order-42', 'claim order-42']);
+    expect(metrics.invocation).toHaveBeenLastCalledWith('replayed');
+  });
+
+  it('sends the commit before the enqueue, so that the key is recorded before the job', async () => {
+    const { service, queue, keyStore } = setup();
+    const order: string[] = [];
+    const enqueue = queue.enqueue.bind(queue);
+    queue.enqueue = async (job) => {
+      order.push(...keyStore.calls.splice(0), 'enqueue');
+      await enqueue(job);
+    };
+    await service.invoke(principal, { ...body, wait: false }, withKey);
+    expect(order).toEqual(['claim order-42', 'commit order-42', 'enqueue']);
+    expect(keyStore.lookup(TENANT, 'order-42')).toMatchObject({
+      state: 'enqueued',
+      invocationId: defined(queue.jobs[0]).invocationId,
+    });
+  });
+
+  it('runs concurrent first requests with one key once, both answered with that invocation', async () => {
+    const { service, queue, replies } = setup();
+    replies.answer = succeeded;
+    finishingQueue(queue);
+    const [a, b] = await Promise.all([
+      service.invoke(principal, body, withKey),
+      service.invoke(principal, body, withKey),
+    ]);
+    expect(queue.jobs).toHaveLength(1);
+    const id = defined(queue.jobs[0]).invocationId;
+    expect([a.body.id, b.body.id]).toEqual([id, id]);
+    expect([a.replayed, b.replayed].filter(Boolean)).toHaveLength(1);
+  });
+
+  it('answers a retry of a running invocation 202 with the same id when its own wait runs out', async () => {
+    const { service, queue } = setup();
+    const first = await service.invoke(principal, { ...body, wait: false }, withKey);
+    const retry = await service.invoke(principal, { ...body, timeoutMs: 2_000 }, withKey);
+    expect(retry).toEqual({ status: 202, body: { id: first.body.id, status: 'queued' }, replayed: true });
+    expect(queue.jobs).toHaveLength(1);
+  });
+
+  it('refuses the key with another input: 409 IDEMPOTENCY_KEY_REUSED, nothing enqueued', async () => {
+    const { service, queue } = setup();
+    await service.invoke(principal, { ...body, wait: false }, withKey);
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 2 } }, withKey))).toBe(
+      '409 IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(await codeOf(service.invoke(principal, { ...body, context: { agentId: 'someone else' } }, withKey))).toBe(
+      '409 IDEMPOTENCY_KEY_REUSED',
+    );
+    expect(queue.jobs).toHaveLength(1);
+  });
+
+  it('refuses a malformed key as 400 BAD_REQUEST naming the header, before anything else', async () => {
+    const { service, queue, keyStore } = setup();
+    for (const idempotencyKey of ['', 'a b', 'a, b', 'x'.repeat(256), 'é', 'tab\there']) {
+      const error = (await service
+        .invoke(principal, body, { idempotencyKey })
+        .catch((e: unknown) => e)) as GatewayError;
+      expect([error.status, error.code, error.details]).toEqual([400, 'BAD_REQUEST', { header: 'Idempotency-Key' }]);
+      expect(error.message).toContain('Idempotency-Key');
+    }
+    expect(await codeOf(service.invoke(principal, body, { idempotencyKey: 'x'.repeat(255) }))).toBe('no error');
+    expect(await codeOf(service.invoke(principal, body, { idempotencyKey: '"8e03978e-40d5-43e8"' }))).toBe('no error');
+    expect(queue.jobs).toHaveLength(2);
+    expect(keyStore.calls.filter((call) => call.startsWith('claim'))).toHaveLength(2);
+  });
+
+  it('leaves the key free after a refusal before the enqueue, so that a corrected retry runs', async () => {
+    const { service, queue, quota, registry, tools, keyStore } = setup();
+    const refusals: [string, () => void][] = [
+      ['400 VALIDATION_FAILED', () => undefined],
+      ['404 TOOL_NOT_FOUND', () => undefined],
+      ['409 TOOL_DISABLED', () => (registry.tool = { ...registry.tool, status: 'disabled', disabledReason: 'x' })],
+      ['429 RATE_LIMITED', () => (quota.decision = { admitted: false, reason: 'rate', retryAfterMs: 100 })],
+      ['503 UNAVAILABLE', () => (queue.failure = new Error('redis is reconnecting'))],
+    ];
+    for (const [code, arrange] of refusals) {
+      arrange();
+      tools.invalidate(TOOL_ID);
+      const request =
+        code === '400 VALIDATION_FAILED'
+          ? { tool: TOOL_ID, input: { n: 'one' } }
+          : code === '404 TOOL_NOT_FOUND'
+            ? { tool: 'custom_00000000-0000-4000-8000-000000000000', input: { n: 1 } }
+            : body;
+      expect(await codeOf(service.invoke(principal, request, withKey))).toBe(code);
+      expect(keyStore.lookup(TENANT, 'order-42')).toBeUndefined();
+      registry.tool = { ...registry.tool, status: 'active', disabledReason: null };
+      quota.decision = { admitted: true };
+      queue.failure = undefined;
+    }
+    tools.invalidate(TOOL_ID);
+    expect((await service.invoke(principal, { ...body, wait: false }, withKey)).status).toBe(202);
+    expect(queue.jobs).toHaveLength(1);
+  });
+
+  it('keeps the key when the enqueue went out unconfirmed: a retry follows the job if it landed', async () => {
+    const { service, queue, keyStore } = setup();
+    queue.failure = new EnqueueUnconfirmedError('set-below');
+    expect(await codeOf(service.invoke(principal, body, withKey))).toBe('503 UNAVAILABLE');
+    expect(keyStore.lookup(TENANT, 'order-42')).toMatchObject({ state: 'enqueued' });
+  });
+
+  it('gives up with 503 (nothing enqueued, key and slot released) when its admission outlasted half the claim', async () => {
+    const { service, queue, quota, registry, keyStore } = setup();
+    registry.getTool.mockImplementationOnce(async () => {
+      keyStore.now += 5_001;
+      return registry.tool;
+    });
+    expect(await codeOf(service.invoke(principal, body, withKey))).toBe('503 UNAVAILABLE');
+    expect(queue.jobs).toEqual([]);
+    expect(quota.released).toHaveLength(1);
+    expect(keyStore.lookup(TENANT, 'order-42')).toBeUndefined();
+  });
+
+  it('claims nothing while the gateway is not subscribed, nor for a body refused before the tool is read', async () => {
+    const { service, subscriber, keyStore } = setup();
+    subscriber.listening = false;
+    expect(await codeOf(service.invoke(principal, body, withKey))).toBe('503 UNAVAILABLE');
+    subscriber.listening = true;
+    expect(await codeOf(service.invoke(principal, { tool: TOOL_ID, input: { n: 'x'.repeat(2000) } }, withKey))).toBe(
+      '413 BAD_REQUEST',
+    );
+    expect(keyStore.calls).toEqual([]);
+  });
+
+  it('keeps keys per tenant: the same key of another tenant is its own', async () => {
+    const { service, queue, registry, tools } = setup();
+    await service.invoke(principal, { ...body, wait: false }, withKey);
+    const otherTenant = '33333333-3333-4333-8333-333333333333';
+    const other: Principal = { ...principal, tenantId: otherTenant };
+    registry.tool = { ...registry.tool, tenantId: otherTenant };
+    tools.invalidate(TOOL_ID);
+    const answer = await service.invoke(other, { ...body, wait: false }, withKey);
+    expect(answer.replayed).toBeUndefined();
+    expect(queue.jobs.map((job) => job.tenantId)).toEqual([TENANT, otherTenant]);
   });
 });

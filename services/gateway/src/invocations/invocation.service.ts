@@ -17,15 +17,30 @@ import type { Principal } from '../auth/principal';
 import { requireScope } from '../auth/require-scope';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { ToolResolver } from '../tools/tool-resolver.service';
+import type { ResolvedTool, ToolResolver } from '../tools/tool-resolver.service';
 import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import { parseInvokeRequest } from './invoke-request.parser';
 import type { QuotaStore } from '../quotas/quota-store';
 import { LOST, type ReplyWaiter } from '../replies/reply-waiter';
+import { parseIdempotencyKey, requestFingerprint } from './idempotency-key';
+import type { IdempotencyKeys, KeyClaim } from './idempotency-keys';
+import type { InvokeOutcome } from './invoke-outcome';
 
-/** 200 with the finished invocation, or 202 when it is still queued or running. */
-export type InvokeOutcome = { status: 200; body: Invocation } | { status: 202; body: InvocationAccepted };
+export type { InvokeOutcome } from './invoke-outcome';
+
+/** What a transport passes or asks of one invocation beyond its body. */
+export interface InvokeOptions {
+  /** The `Idempotency-Key` header (gRPC: `idempotency_key`), as received; checked here. */
+  idempotencyKey?: string | undefined;
+  /**
+   * Called once the job is enqueued (its add confirmed), before the wait for the result: a streaming transport tells
+   * its caller the invocation is queued. Not called when the call is refused.
+   */
+  onQueued?: (accepted: InvocationAccepted) => void;
+  /** Ends the wait early: the caller no longer waits. */
+  signal?: AbortSignal | undefined;
+}
 
 export interface InvocationSettings {
   waitDefaultMs: number;
@@ -42,6 +57,9 @@ const NOT_LISTENING = 'the gateway is not subscribed to Redis (replies, tool cha
 const UNCONFIRMED =
   'the invocation queue did not confirm the enqueue in time; the invocation may still run: ' +
   'GET /v1/invocations/{id} with details.invocationId tells whether it did';
+const LATE =
+  'admitting this invocation took longer than its Idempotency-Key claim allows (registry or Redis slow); ' +
+  'nothing was enqueued';
 const LOST_MESSAGE =
   'the invocation queue lost this invocation after accepting it (Redis restarted without its data or failed over); ' +
   'it may have run, and no record of it is left';
@@ -66,18 +84,22 @@ export class InvocationService {
     private readonly replies: ReplyWaiter,
     private readonly metrics: GatewayMetrics,
     private readonly settings: InvocationSettings,
+    private readonly idempotency: IdempotencyKeys,
   ) {}
 
   /**
    * `POST /v1/invocations`: the raw body, or a ParsedInvokeRequest a transport has checked already. Throws GatewayError for every
-   * refusal; nothing is enqueued when it throws. `signal` ends the wait early (202), as the caller no longer waits
-   * (an MCP `notifications/cancelled`, a dropped connection); the run itself goes on.
+   * refusal; nothing is enqueued when it throws. With an idempotency key, a request the tenant sent before with the
+   * same key gets that request's invocation (`replayed`) instead of a new run. `options.signal` ends the wait early
+   * (202), as the caller no longer waits (an MCP `notifications/cancelled`, a dropped connection); the run goes on.
    */
-  async invoke(principal: Principal, body: unknown, signal?: AbortSignal): Promise<InvokeOutcome> {
+  async invoke(principal: Principal, body: unknown, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     try {
       requireScope(principal, 'invoke');
-      const outcome = await this.run(principal, parseInvokeRequest(body), signal);
-      if (outcome.status === 202) this.metrics.invocation('accepted');
+      const request = parseInvokeRequest(body);
+      const outcome = await this.run(principal, request, parseIdempotencyKey(options.idempotencyKey), options);
+      if (outcome.replayed) this.metrics.invocation('replayed');
+      else if (outcome.status === 202) this.metrics.invocation('accepted');
       else
         this.metrics.invocation(
           outcome.body.status === 'succeeded' ? 'succeeded' : 'failed',
@@ -107,7 +129,12 @@ export class InvocationService {
     return InvocationSnapshotMapper.finishedOf(await this.readJob(invocationId));
   }
 
-  private async run(principal: Principal, request: InvokeRequest, signal?: AbortSignal): Promise<InvokeOutcome> {
+  private async run(
+    principal: Principal,
+    request: InvokeRequest,
+    key: string | undefined,
+    options: InvokeOptions,
+  ): Promise<InvokeOutcome> {
     // Before the tool cache is read: until the subscriber has resynchronised, it may hold tools changed meanwhile.
     if (this.settings.listening && !this.settings.listening()) throw GatewayError.unavailable(NOT_LISTENING);
     const inputJson = stringifyWithinDepth(request.input);
@@ -125,15 +152,29 @@ export class InvocationService {
         receivedBytes: inputBytes,
       });
     }
-    const tool = await this.tools.resolve(principal.tenantId, request.tool);
-    this.validate(tool.toolId, tool.version, tool.inputSchema, request);
-
     const invocationId = randomUUID();
-    const decision = await this.guardRedis(() => this.quota.acquire(principal.tenantId, invocationId), NOT_ENQUEUED);
-    if (!decision.admitted) {
-      this.metrics.limited(decision.reason);
-      const what = decision.reason === 'rate' ? 'rate limit' : 'concurrency quota';
-      throw GatewayError.rateLimited(`tenant is over its ${what}`, decision.retryAfterMs);
+    const waitMs =
+      request.wait === false ? 0 : Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
+    let claim: KeyClaim | undefined;
+    if (key !== undefined) {
+      // Before the tool is read: a retry gets its invocation even when the tool changed or was disabled since.
+      const held = await this.idempotency.claimOrReplay(
+        principal.tenantId,
+        key,
+        requestFingerprint(request),
+        invocationId,
+        waitMs,
+      );
+      if ('replay' in held) return held.replay;
+      claim = held.claim;
+    }
+    let tool: ResolvedTool;
+    try {
+      tool = await this.admit(principal, request, invocationId, claim);
+    } catch (error) {
+      // Refused before the enqueue: the key is free again for a retry.
+      if (claim) await this.idempotency.release(claim);
+      throw error;
     }
     const release = (): void => this.quota.release(principal.tenantId, invocationId);
     const pending = this.replies.expect(invocationId, release);
@@ -148,34 +189,39 @@ export class InvocationService {
       ...(this.replies.replyTo === undefined ? {} : { replyTo: this.replies.replyTo }),
       enqueuedAt: Date.now(),
     };
+    // Sent before the add and on its connection (not awaited in between), so the key is recorded before the job.
+    const committed = claim ? this.idempotency.commit(claim) : undefined;
     try {
       await this.queue.enqueue(job);
     } catch (error) {
       if (error instanceof EnqueueUnconfirmedError) {
         // Sent, and neither confirmed nor refuted (Redis stalled or the connection died with the add on it): the one
         // 503 that cannot say "nothing was enqueued". It names the id, so a client polls instead of re-invoking and
-        // running the tool twice; the slot stays held until the job's reply frees it or the sweep reclaims it.
+        // running the tool twice; the slot stays held until the job's reply frees it or the sweep reclaims it. The
+        // key stays too: a retry with it follows the job if it lands.
         pending.detach();
         throw GatewayError.unavailable(UNCONFIRMED, { invocationId, enqueued: 'unknown' });
       }
       pending.cancel();
       release();
+      if (claim) await this.idempotency.release(claim);
       if (isRedisDown(error)) throw GatewayError.unavailable(NOT_ENQUEUED);
       throw error;
     }
+    await committed;
 
     pending.enqueued();
     const accepted: InvokeOutcome = { status: 202, body: { id: invocationId, status: 'queued' } };
+    options.onQueued?.(accepted.body);
     if (request.wait === false) {
       pending.detach();
       return accepted;
     }
-    const waitMs = Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
-    const finished = await pending.result(waitMs, signal);
+    const finished = await pending.result(waitMs, options.signal);
     if (finished === LOST) throw this.lost(invocationId);
     if (finished) return { status: 200, body: finished };
     // Nobody reads the answer of a cancelled wait: no job read for it.
-    if (signal?.aborted) return accepted;
+    if (options.signal?.aborted) return accepted;
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.
     let late: Invocation | typeof LOST | undefined;
     try {
@@ -190,6 +236,31 @@ export class InvocationService {
     pending.cancel();
     if (late === LOST) throw this.lost(invocationId);
     return { status: 200, body: late };
+  }
+
+  /**
+   * Resolves the tool, validates the input and takes the tenant's quota: every refusal before the enqueue. A request
+   * holding an idempotency key that took too long here gives up, so that its claim cannot lapse under its enqueue.
+   */
+  private async admit(
+    principal: Principal,
+    request: InvokeRequest,
+    invocationId: string,
+    claim: KeyClaim | undefined,
+  ): Promise<ResolvedTool> {
+    const tool = await this.tools.resolve(principal.tenantId, request.tool);
+    this.validate(tool.toolId, tool.version, tool.inputSchema, request);
+    const decision = await this.guardRedis(() => this.quota.acquire(principal.tenantId, invocationId), NOT_ENQUEUED);
+    if (!decision.admitted) {
+      this.metrics.limited(decision.reason);
+      const what = decision.reason === 'rate' ? 'rate limit' : 'concurrency quota';
+      throw GatewayError.rateLimited(`tenant is over its ${what}`, decision.retryAfterMs);
+    }
+    if (claim && !this.idempotency.mayEnqueue(claim)) {
+      this.quota.release(principal.tenantId, invocationId);
+      throw GatewayError.unavailable(LATE);
+    }
+    return tool;
   }
 
   /**

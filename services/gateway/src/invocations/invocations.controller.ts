@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Inject, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { Access } from '@toolhost/auth';
 import type { Invocation } from '@toolhost/contracts';
 import type { FastifyReply } from 'fastify';
@@ -10,10 +10,11 @@ import { InvocationService, type InvokeOutcome } from './invocation.service';
 import type { ParsedInvokeRequest } from './invoke-request.parser';
 import { InvokeRequestPipe } from './invoke-request.pipe';
 
-/** 200 or 202 is the service's decision; the controller only carries it to the reply. */
+/** 200 or 202, and whether it is a replay, are the service's decision; the controller only carries them to the reply. */
 async function withStatus(reply: FastifyReply, outcome: Promise<InvokeOutcome>): Promise<InvokeOutcome['body']> {
-  const { status, body } = await outcome;
+  const { status, body, replayed } = await outcome;
   reply.status(status);
+  if (replayed) reply.header('idempotent-replayed', 'true');
   return body;
 }
 
@@ -29,9 +30,10 @@ export class InvocationsController {
   invoke(
     @CurrentPrincipal() principal: Principal,
     @Body(InvokeRequestPipe) request: ParsedInvokeRequest,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<InvokeOutcome['body']> {
-    return withStatus(reply, this.invocations.invoke(principal, request));
+    return withStatus(reply, this.invocations.invoke(principal, request, { idempotencyKey }));
   }
 
   @Get(':id')

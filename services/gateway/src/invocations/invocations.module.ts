@@ -1,21 +1,29 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
+import { ShutdownState } from '@toolhost/observability';
+import type Redis from 'ioredis';
 import { AuthModule } from '../auth/auth.module';
-import type { GatewayConfig } from '../gateway.config';
+import { idempotencyTtlMs, type GatewayConfig } from '../gateway.config';
 import {
   GATEWAY_CONFIG,
+  IDEMPOTENCY_STORE,
   INPUT_VALIDATORS,
   INVOCATION_QUEUE,
   INVOCATION_SETTINGS,
+  PRODUCER_CONNECTION,
   QUOTA_STORE,
   REPLY_WAITER,
 } from '../gateway.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { GatewayMetricsModule } from '../metrics/gateway-metrics.module';
 import { QuotasModule } from '../quotas/quotas.module';
+import { RedisIdempotencyStore } from '../redis/redis-idempotency-store.adapter';
 import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
 import type { GatewayParts } from '../gateway-parts';
 import { ToolResolver } from '../tools/tool-resolver.service';
+import { claimLeaseMs, IdempotencyKeys } from './idempotency-keys';
+import type { IdempotencyStore } from './idempotency-store';
+import type { InvocationQueue } from './invocation-queue';
 import { InvocationQueueModule } from './invocation-queue.module';
 import { InvocationService, type InvocationSettings } from './invocation.service';
 import { InvocationsController } from './invocations.controller';
@@ -43,6 +51,28 @@ export class InvocationsModule {
           inject: [GATEWAY_CONFIG, RedisSubscriber],
         },
         {
+          // The producer connection, which the queue adds jobs on: a key's commit reaches Redis before its job.
+          provide: IDEMPOTENCY_STORE,
+          useFactory: (config: GatewayConfig, producer: Redis) =>
+            new RedisIdempotencyStore(producer, config.QUEUE_PREFIX, config.ENQUEUE_TIMEOUT_MS),
+          inject: [GATEWAY_CONFIG, PRODUCER_CONNECTION],
+        },
+        {
+          provide: IdempotencyKeys,
+          useFactory: (
+            config: GatewayConfig,
+            store: IdempotencyStore,
+            queue: InvocationQueue,
+            shutdown: ShutdownState,
+          ) =>
+            new IdempotencyKeys(store, (invocationId) => queue.read(invocationId), {
+              ttlMs: idempotencyTtlMs(config),
+              claimMs: claimLeaseMs(config.REGISTRY_TIMEOUT_MS, config.ENQUEUE_TIMEOUT_MS),
+              draining: () => shutdown.isDraining,
+            }),
+          inject: [GATEWAY_CONFIG, IDEMPOTENCY_STORE, INVOCATION_QUEUE, ShutdownState],
+        },
+        {
           provide: InvocationService,
           useFactory: (...ports: ConstructorParameters<typeof InvocationService>) => new InvocationService(...ports),
           inject: [
@@ -53,6 +83,7 @@ export class InvocationsModule {
             REPLY_WAITER,
             GatewayMetrics,
             INVOCATION_SETTINGS,
+            IdempotencyKeys,
           ],
         },
       ],

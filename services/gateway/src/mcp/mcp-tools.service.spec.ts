@@ -29,8 +29,8 @@ function setup(tools: RegistryTool[], outcome: () => Promise<InvokeOutcome>) {
   const service = new McpToolsService(
     { active: () => Promise.resolve(tools) },
     {
-      invoke: (_principal, body, signal) => {
-        invoked.push({ body, signal });
+      invoke: (_principal, body, options) => {
+        invoked.push({ body, signal: options?.signal });
         return outcome();
       },
     },

@@ -66,7 +66,7 @@ export class McpToolsService {
       outcome = await this.invocations.invoke(
         principal,
         { tool: name, input: args ?? {}, timeoutMs: this.settings.waitMs },
-        signal,
+        { signal },
       );
     } catch (error) {
       this.reportUnexpected(error);

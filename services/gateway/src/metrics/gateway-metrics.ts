@@ -7,6 +7,7 @@ import type { QuotaLeaseKind } from '../quotas/leasing-quota-store.service';
 export class GatewayMetrics {
   private readonly invocations;
   private readonly requestDuration;
+  private readonly grpcDuration;
   private readonly waiters;
   private readonly rateLimited;
   private readonly cache;
@@ -17,13 +18,18 @@ export class GatewayMetrics {
   constructor(metrics: MetricsService) {
     this.invocations = metrics.counter(
       'toolhost_gateway_invocations_total',
-      'Invocation requests by outcome (succeeded, failed, accepted, rejected) and contract code',
+      'Invocation requests by outcome (succeeded, failed, accepted, rejected; replayed: an Idempotency-Key retry answered with an earlier invocation) and contract code',
       ['outcome', 'code'] as const,
     );
     this.requestDuration = metrics.histogram(
       'toolhost_gateway_request_duration_seconds',
       'HTTP request duration by route, method and status',
       ['route', 'method', 'status'] as const,
+    );
+    this.grpcDuration = metrics.histogram(
+      'toolhost_gateway_grpc_request_duration_seconds',
+      'gRPC call duration (toolhost.v1.ToolRuntime) by method and status code',
+      ['method', 'code'] as const,
     );
     this.waiters = metrics.gauge('toolhost_gateway_reply_waiters', 'Requests waiting for an invocation reply');
     this.rateLimited = metrics.counter(
@@ -51,12 +57,17 @@ export class GatewayMetrics {
     );
   }
 
-  invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected', code = ''): void {
+  invocation(outcome: 'succeeded' | 'failed' | 'accepted' | 'rejected' | 'replayed', code = ''): void {
     this.invocations.labels(outcome, code).inc();
   }
 
   request(route: string, method: string, status: number, seconds: number): void {
     this.requestDuration.labels(route, method, String(status)).observe(seconds);
+  }
+
+  /** `code`: the gRPC status's name (OK, INVALID_ARGUMENT, …). */
+  grpcRequest(method: string, code: string, seconds: number): void {
+    this.grpcDuration.labels(method, code).observe(seconds);
   }
 
   setWaiters(count: number): void {

@@ -1,5 +1,14 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { toolListFormatSchema } from '@toolhost/contracts';
 import { ApiError, schemaRef } from '@toolhost/observability';
 
@@ -19,6 +28,14 @@ export const ApiKeyed = (tag: string): ClassDecorator =>
     ApiError(503, 'UNAVAILABLE: registry or queue unreachable'),
   );
 
+/** On the answers of `POST /v1/invocations` that an idempotent retry can get. */
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    description: '`true` when an `Idempotency-Key` retry got the invocation of an earlier request with that key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
 export const ApiInvoke = (): MethodDecorator =>
   applyDecorators(
     ApiOperation({
@@ -26,26 +43,43 @@ export const ApiInvoke = (): MethodDecorator =>
       summary: 'Invoke a tool (scope invoke)',
       description:
         "Waits for the result up to `timeoutMs` (default 30 s, capped at the deployment's INVOKE_WAIT_MAX_MS). A " +
-        'tool that fails is a finished invocation: 200 with `status: "failed"` and an error code.',
+        'tool that fails is a finished invocation: 200 with `status: "failed"` and an error code. With an ' +
+        '`Idempotency-Key`, a retry of the same request (tool, input, context) gets the same invocation instead of ' +
+        'a second run: finished, or waited for within its own `timeoutMs`, else 202 with the same id.',
+    }),
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description:
+        "1 to 255 visible ASCII characters (a UUID, say). Per tenant, kept the deployment's IDEMPOTENCY_TTL_MS " +
+        '(24 h by default) after the enqueue. A request refused before its enqueue (400, 404, 409, 429, 503) leaves ' +
+        'the key free.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
     }),
     ApiBody({ required: true, schema: schemaRef('InvokeRequest') }),
     ApiResponse({
       status: 200,
       description: 'The finished invocation (succeeded or failed)',
       schema: schemaRef('Invocation'),
+      headers: REPLAYED_HEADER,
     }),
     ApiResponse({
       status: 202,
       description: 'Accepted: wait was false or ran out; poll GET /v1/invocations/{id}',
       schema: schemaRef('InvocationAccepted'),
+      headers: REPLAYED_HEADER,
     }),
     ApiError(
       400,
-      'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels) or VALIDATION_FAILED ' +
-        "(input vs. the tool's schema)",
+      'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels, a malformed ' +
+        "Idempotency-Key) or VALIDATION_FAILED (input vs. the tool's schema)",
     ),
     ApiError(404, 'TOOL_NOT_FOUND: unknown id, or another tenant’s'),
-    ApiError(409, 'TOOL_DISABLED'),
+    ApiError(
+      409,
+      'TOOL_DISABLED; or IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was sent with another request ' +
+        '(`details.reason: "different-request"`), or the invocation it names is no longer kept (`"expired"`)',
+    ),
     ApiError(413, 'BAD_REQUEST: input over 1 MiB'),
     ApiError(429, 'RATE_LIMITED: tenant over its rate or concurrency quota; see Retry-After'),
     ApiError(
@@ -82,13 +116,13 @@ export const ApiListTools = (): MethodDecorator =>
       name: 'format',
       required: false,
       schema: { ...toolListFormatSchema, enum: [...toolListFormatSchema.enum] },
-      description: '`pi` is not served yet (400)',
     }),
     ApiResponse({
       status: 200,
       description:
-        '`{items}`: OpenAI `{type: "function", function}`, Anthropic `{name, description, input_schema}` or MCP ' +
-        '`{name, title, description, inputSchema, outputSchema?}`',
+        '`{items}`: OpenAI `{type: "function", function}`, Anthropic `{name, description, input_schema}`, MCP ' +
+        '`{name, title, description, inputSchema, outputSchema?}` or pi `{name, label, description, parameters}` (a ' +
+        'registerTool definition without execute); `name` is `custom_<id>` in every format',
       schema: {
         type: 'object',
         required: ['items'],

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { TOOL_LIST_FORMATS } from '@toolhost/contracts';
 import type { RegistryTool } from '../registry/registry.client';
 import { ToolFormatMapper } from './tool-format.mapper';
@@ -51,16 +52,27 @@ describe('ToolFormatMapper', () => {
     expect(ToolFormatMapper.mcp({ ...tool, outputSchema: null })).not.toHaveProperty('outputSchema');
   });
 
-  it('decides every format of the one format list: all served but pi, which refuses to map', () => {
-    expect(TOOL_LIST_FORMATS.filter((format) => ToolFormatMapper.serves(format))).toEqual([
-      'openai',
-      'anthropic',
-      'mcp',
-    ]);
-    expect(() => ToolFormatMapper.map('pi', tool)).toThrow('not served');
+  it('maps to the pi registerTool form, labelled with the title', () => {
+    expect(ToolFormatMapper.map('pi', tool)).toEqual({
+      name,
+      label: tool.title,
+      description: tool.description,
+      parameters: tool.inputSchema,
+    });
   });
 
-  it('keeps names within the OpenAI function-name pattern', () => {
-    expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  it('maps every format of the one format list', () => {
+    for (const format of TOOL_LIST_FORMATS) expect(JSON.stringify(ToolFormatMapper.map(format, tool))).toContain(name);
+  });
+
+  it('keeps every name within the OpenAI function-name pattern: custom_ and a uuid is 43 characters', () => {
+    for (let i = 0; i < 100; i++) {
+      const id = randomUUID();
+      const openai = ToolFormatMapper.openai({ ...tool, id });
+      expect(openai.function.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+      expect(openai.function.name).toHaveLength(43);
+    }
+    // The longest a tool reference can be spelled (upper case) is still within the pattern.
+    expect(`custom_${randomUUID().toUpperCase()}`).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   });
 });

@@ -3,34 +3,28 @@ import {
   type AnthropicToolDefinition,
   type McpToolDefinition,
   type OpenAiToolDefinition,
+  type PiToolDefinition,
   type ToolListFormat,
 } from '@toolhost/contracts';
 import type { RegistryTool } from '../registry/registry.client';
 
-export type ToolDefinition = OpenAiToolDefinition | AnthropicToolDefinition | McpToolDefinition;
+export type ToolDefinition = OpenAiToolDefinition | AnthropicToolDefinition | McpToolDefinition | PiToolDefinition;
 
-/** One tool in the shape each agent framework expects; the name is always `custom_<id>`. */
+/**
+ * One tool in the shape each agent framework expects, every one built from the same record; the name is always
+ * `custom_<id>` (43 characters of `[a-z0-9_-]`, within OpenAI's `^[a-zA-Z0-9_-]{1,64}$`).
+ */
 export class ToolFormatMapper {
-  /**
-   * Every listing format with its mapper, or null while it is not served (`pi` arrives with the interfaces issue).
-   * Keyed by the format list itself, so a format added there does not compile until it is decided here.
-   */
-  private static readonly mappers: Readonly<Record<ToolListFormat, ((tool: RegistryTool) => ToolDefinition) | null>> = {
+  /** Keyed by the format list itself, so a format added there does not compile until it has a mapper here. */
+  private static readonly mappers: Readonly<Record<ToolListFormat, (tool: RegistryTool) => ToolDefinition>> = {
     openai: (tool) => ToolFormatMapper.openai(tool),
     anthropic: (tool) => ToolFormatMapper.anthropic(tool),
     mcp: (tool) => ToolFormatMapper.mcp(tool),
-    pi: null,
+    pi: (tool) => ToolFormatMapper.pi(tool),
   };
 
-  static serves(format: ToolListFormat): boolean {
-    return ToolFormatMapper.mappers[format] !== null;
-  }
-
-  /** Throws for a format that is not served (check `serves` first). */
   static map(format: ToolListFormat, tool: RegistryTool): ToolDefinition {
-    const mapper = ToolFormatMapper.mappers[format];
-    if (!mapper) throw new Error(`listing format "${format}" is not served`);
-    return mapper(tool);
+    return ToolFormatMapper.mappers[format](tool);
   }
 
   static openai(tool: RegistryTool): OpenAiToolDefinition {
@@ -51,6 +45,16 @@ export class ToolFormatMapper {
       description: tool.description,
       inputSchema: tool.inputSchema,
       ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+    };
+  }
+
+  /** pi's `registerTool` definition without `execute` (the gateway runs it): `label` is the title. */
+  static pi(tool: RegistryTool): PiToolDefinition {
+    return {
+      name: toolNameOf(tool.id),
+      label: tool.title,
+      description: tool.description,
+      parameters: tool.inputSchema,
     };
   }
 }

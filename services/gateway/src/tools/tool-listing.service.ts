@@ -7,14 +7,16 @@ import { REGISTRY_CLIENT } from '../gateway.tokens';
 import { RegistryUnavailableError, type RegistryClient, type RegistryTool } from '../registry/registry.client';
 import { ToolFormatMapper, type ToolDefinition } from './tool-format.mapper';
 
-/** The tenant's active tools in an agent framework's format (`GET /v1/tools`, MCP `tools/list`, gRPC `ListTools`). */
+/**
+ * The tenant's active tools in an agent framework's format (`GET /v1/tools`, MCP `tools/list`, gRPC `ListTools`): every
+ * format is mapped from the same records, and a disabled tool is in none of them.
+ */
 @Injectable()
 export class ToolListingService {
   constructor(@Inject(REGISTRY_CLIENT) private readonly registry: RegistryClient) {}
 
   async list(principal: Principal, format: ToolListFormat): Promise<{ items: ToolDefinition[] }> {
     requireScope(principal, 'tools:read');
-    if (!ToolFormatMapper.serves(format)) throw GatewayError.badRequest(`format "${format}" is not served yet`);
     const active = await this.active(principal);
     return { items: active.map((tool) => ToolFormatMapper.map(format, tool)) };
   }

@@ -36,6 +36,14 @@ export class AuditRepository {
     );
   }
 
+  /** Writes events that go with no other change (an export), all of them or none. */
+  async record(events: NewAuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.db.transaction(async (manager) => {
+      for (const event of events) await this.insert(manager, event);
+    });
+  }
+
   /** A tool's events, newest first, `limit` after `cursor`; one extra row tells whether a next page exists. */
   async pageForTool(
     toolId: string,

@@ -4,6 +4,7 @@ import { InitialSchema1764400000000 } from './migrations/1764400000000-initial-s
 import { FailureCountByFinishOrder1796027000000 } from './migrations/1796027000000-failure-count-by-finish-order.migration';
 import { LastErrorOrder1796028000000 } from './migrations/1796028000000-last-error-order.migration';
 import { FailurePerTree1796030500000 } from './migrations/1796030500000-failure-per-tree.migration';
+import { PiToolName1796040000000 } from './migrations/1796040000000-pi-tool-name.migration';
 
 /** Every migration, in order. Listed explicitly: no glob, so the build output cannot pick up stale files. */
 export const REGISTRY_MIGRATIONS = [
@@ -11,6 +12,7 @@ export const REGISTRY_MIGRATIONS = [
   FailureCountByFinishOrder1796027000000,
   LastErrorOrder1796028000000,
   FailurePerTree1796030500000,
+  PiToolName1796040000000,
 ];
 
 /** TypeORM options of the registry. Never `synchronize`: the schema changes only through migrations. */

@@ -7,7 +7,10 @@ import {
   createToolBodySchema,
   disableToolBodySchema,
   errorBodyJsonSchema,
+  importResultSchema,
   patchToolBodySchema,
+  piModuleImportSchema,
+  tradingGooseFileSchema,
   SCOPES,
   type ToolLimitCaps,
 } from '@toolhost/contracts';
@@ -99,6 +102,10 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
       },
     },
     ToolInput: createToolBodySchema(caps),
+    TradingGooseFile: tradingGooseFileSchema,
+    PiModuleImport: piModuleImportSchema,
+    ToolImport: { oneOf: [ref('TradingGooseFile'), ref('PiModuleImport')] },
+    ImportResult: importResultSchema,
     ToolPatch: patchToolBodySchema(caps),
     ToolRecord: toolRecordSchema,
     ToolVersionSummary: {
@@ -117,7 +124,9 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
         id: { type: 'string', format: 'uuid' },
         event: {
           type: 'string',
-          description: 'tool.created, tool.updated, tool.deleted, tool.disabled, tool.enabled, or a ctx.audit event',
+          description:
+            'tool.created, tool.updated, tool.deleted, tool.disabled, tool.enabled, tool.imported, tool.exported, or ' +
+            'a ctx.audit event',
         },
         data: {},
         invocationId: nullable('string'),
@@ -148,6 +157,7 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
         timeoutMs: { type: 'integer' },
         memoryMb: { type: 'integer' },
         allowedTools: nullable('array', { items: { type: 'string' } }),
+        piToolName: { type: 'string', description: 'The pi registration to run; absent: the first registered' },
         secrets: { type: 'object', additionalProperties: { type: 'string' } },
         createdAt: { type: 'string', format: 'date-time' },
       },

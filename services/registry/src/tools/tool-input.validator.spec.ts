@@ -32,8 +32,25 @@ describe('ToolInputValidator.parseCreate', () => {
       timeoutMs: 5000,
       memoryMb: 64,
       allowedTools: null,
+      piToolName: null,
     });
     expect(secrets).toEqual({});
+  });
+
+  it('lets a pi module leave description and inputSchema to its registerTool call', () => {
+    const pi = "export default function (pi) { pi.registerTool({ name: 'a', execute() {} }); }";
+    expect(validator.parseCreate({ title: 'A', code: pi }).fromRegistration).toEqual(['description', 'inputSchema']);
+    expect(validator.parseCreate({ title: 'A', description: 'given', code: pi }).fromRegistration).toEqual([
+      'inputSchema',
+    ]);
+    expect(validator.parseCreate({ ...base, code: pi }).fromRegistration).toEqual([]);
+    expect(validator.parseCreate(base).fromRegistration).toEqual([]);
+  });
+
+  it('checks without throwing, naming every problem', () => {
+    const checked = validator.checkCreate({ title: '', code: 'return (' });
+    expect(checked.parsed).toBeUndefined();
+    expect(checked.problems.map((p) => p.path).sort()).toEqual(['/code', '/description', '/inputSchema', '/title']);
   });
 
   it('accepts the OpenAI function form instead of description + inputSchema', () => {

@@ -7,6 +7,7 @@ import {
   type ToolLimitCaps,
   type ToolRecord,
 } from '@toolhost/contracts';
+import { detectShape } from '@toolhost/sandbox';
 import { RegistryError, type FieldProblem } from '../errors/registry.error';
 import { BodyValidator, type BodyCheck } from '../validation/body-validator';
 import { checkCodeSyntax, codeTooLarge } from './code-syntax.checker';
@@ -20,11 +21,29 @@ export type ToolVersionFields = Pick<
 > & {
   /** null: the tool sets none (every built-in, no custom tool). */
   allowedTools: string[] | null;
+  /** The pi registration the code runs (set by a pi import); null: the first it registers. Not part of ToolInput. */
+  piToolName: string | null;
 };
+
+/** What a pi module's ToolInput may leave out, for its registerTool call to give. */
+export type RegistrationField = 'description' | 'inputSchema';
 
 export interface ParsedCreate {
   fields: ToolVersionFields;
   secrets: Record<string, string>;
+  /**
+   * The fields the body left out because its code is a pi module: until its registerTool call fills them in,
+   * `fields.description` is '' and `fields.inputSchema` {}. Empty for every other body.
+   */
+  fromRegistration: RegistrationField[];
+}
+
+/** A create body checked without throwing: every problem, and the parsed body when there is none. */
+export interface CreateCheck {
+  problems: FieldProblem[];
+  /** An unknown field: the body is not a ToolInput at all (BAD_REQUEST rather than VALIDATION_FAILED). */
+  unknownField: boolean;
+  parsed?: ParsedCreate;
 }
 
 export interface ParsedPatch {
@@ -58,11 +77,26 @@ export class ToolInputValidator {
     this.patch = new BodyValidator<RawToolBody>(patchToolBodySchema(caps));
   }
 
+  /** A ToolInput, or a 400 naming every problem. */
   parseCreate(body: unknown): ParsedCreate {
+    const checked = this.checkCreate(body);
+    if (!checked.parsed) throw RegistryError.invalidBody(checked.problems, checked.unknownField);
+    return checked.parsed;
+  }
+
+  /**
+   * Every problem of a ToolInput at once, without throwing for them (an import checks many and answers all). Throws
+   * only for a body that is not a JSON object at all. A pi module may leave out `description` and `inputSchema`
+   * (`fromRegistration`): its registerTool call gives them.
+   */
+  checkCreate(body: unknown): CreateCheck {
     const checked = this.create.check(withNormalizedTitle(body));
     const raw = checked.body;
     const problems: FieldProblem[] = [];
     const form = resolveForm(raw, problems, true);
+    checkContent(raw, form, problems);
+    const all = mergeProblems(checked, problems);
+    if (all.length > 0) return { problems: all, unknownField: checked.unknownField };
     const fields: ToolVersionFields = {
       title: raw.title as string,
       description: form.description ?? '',
@@ -72,10 +106,13 @@ export class ToolInputValidator {
       timeoutMs: raw.timeoutMs ?? DEFAULT_LIMITS.timeoutMs,
       memoryMb: raw.memoryMb ?? DEFAULT_LIMITS.memoryMb,
       allowedTools: raw.allowedTools ?? null,
+      piToolName: null,
     };
-    checkContent(raw, form, problems);
-    throwProblems(checked, problems);
-    return { fields, secrets: (raw.secrets ?? {}) as Record<string, string> };
+    return {
+      problems: [],
+      unknownField: false,
+      parsed: { fields, secrets: (raw.secrets ?? {}) as Record<string, string>, fromRegistration: form.missing },
+    };
   }
 
   parsePatch(body: unknown): ParsedPatch {
@@ -101,12 +138,17 @@ export class ToolInputValidator {
 }
 
 /**
- * One answer for every problem: the schema's, then the checks it cannot express (a field the schema already found
- * wrong is not judged twice). BAD_REQUEST when the body has an unknown field, else VALIDATION_FAILED.
+ * One list of every problem: the schema's, then the checks it cannot express (a field the schema already found
+ * wrong is not judged twice).
  */
-function throwProblems(checked: BodyCheck<RawToolBody>, content: FieldProblem[]): void {
+function mergeProblems(checked: BodyCheck<RawToolBody>, content: FieldProblem[]): FieldProblem[] {
   const named = new Set(checked.problems.map((problem) => problem.path));
-  const problems = [...checked.problems, ...content.filter((problem) => !named.has(problem.path))];
+  return [...checked.problems, ...content.filter((problem) => !named.has(problem.path))];
+}
+
+/** A 400 for every problem: BAD_REQUEST when the body has an unknown field, else VALIDATION_FAILED. */
+function throwProblems(checked: BodyCheck<RawToolBody>, content: FieldProblem[]): void {
+  const problems = mergeProblems(checked, content);
   if (problems.length > 0) throw RegistryError.invalidBody(problems, checked.unknownField);
 }
 
@@ -125,6 +167,8 @@ interface ResolvedForm {
   inputSchema?: JsonObject;
   /** Pointer of the input schema in the body, for messages. */
   inputSchemaPath: string;
+  /** Left out by a pi module, for its registerTool call to give. */
+  missing: RegistrationField[];
 }
 
 /** Either `schema` (OpenAI function form) or `description` + `inputSchema`, never both. */
@@ -143,16 +187,24 @@ function resolveForm(raw: RawToolBody, problems: FieldProblem[], required: boole
       ...(description !== undefined ? { description } : {}),
       ...(parameters !== undefined ? { inputSchema: parameters } : {}),
       inputSchemaPath: '/schema/function/parameters',
+      missing: [],
     };
   }
+  const missing: RegistrationField[] = [];
   if (required) {
-    if (raw.description === undefined) problems.push({ path: '/description', message: 'is required (or send schema)' });
-    if (raw.inputSchema === undefined) problems.push({ path: '/inputSchema', message: 'is required (or send schema)' });
+    // A pi module declares both in its registerTool call: what the body leaves out is taken from there.
+    const fromModule = typeof raw.code === 'string' && detectShape(raw.code) === 'pi';
+    for (const field of ['description', 'inputSchema'] as const) {
+      if (raw[field] !== undefined) continue;
+      if (fromModule) missing.push(field);
+      else problems.push({ path: `/${field}`, message: 'is required (or send schema)' });
+    }
   }
   return {
     ...(raw.description === undefined ? {} : { description: raw.description }),
     ...(raw.inputSchema === undefined ? {} : { inputSchema: raw.inputSchema }),
     inputSchemaPath: '/inputSchema',
+    missing,
   };
 }
 

@@ -62,6 +62,7 @@ export function toInternalToolVersion(
     timeoutMs: version.timeoutMs,
     memoryMb: version.memoryMb,
     allowedTools: version.allowedTools,
+    ...(version.piToolName === null ? {} : { piToolName: version.piToolName }),
     secrets,
     createdAt: version.createdAt.toISOString(),
   };

@@ -39,6 +39,48 @@ export class ToolRepository {
     });
   }
 
+  /**
+   * Creates several tools at version 1 in one transaction (an import: all of them or none). Imports of a tenant run
+   * one at a time (an advisory lock), and `build` sees the titles of the tenant's live tools as of then, so titles
+   * it picks to avoid them cannot be taken by a concurrent import.
+   */
+  async createMany(
+    tenantId: string,
+    build: (titlesInUse: string[]) => { id: string; row: NewToolVersionRow; change: AuditedChange }[],
+  ): Promise<CurrentTool[]> {
+    return this.db.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('tool-import:' || $1, 0))`, [tenantId]);
+      const rows: { title: string }[] = await manager.query(
+        `SELECT v.title FROM tools t JOIN tool_versions v ON v.tool_id = t.id AND v.version = t.current_version
+          WHERE t.tenant_id = $1 AND t.deleted_at IS NULL`,
+        [tenantId],
+      );
+      const tools = build(rows.map((row) => row.title));
+      if (tools.length === 0) return [];
+      // Listings order by creation time: a microsecond apart, the tools list in the order they were given (one
+      // transaction's now() is the same for all of them).
+      await manager.insert(
+        ToolEntity,
+        tools.map(({ id }, index) => ({
+          id,
+          tenantId,
+          currentVersion: 1,
+          status: 'active' as const,
+          createdAt: () => `now() + interval '1 microsecond' * ${index}`,
+          updatedAt: () => `now() + interval '1 microsecond' * ${index}`,
+        })),
+      );
+      await manager.insert(
+        ToolVersionEntity,
+        tools.map(({ id, row }) => versionEntity(row, id, 1)),
+      );
+      for (const { id, change } of tools) await this.audit.insert(manager, { tenantId, toolId: id, ...change });
+      const created: CurrentTool[] = [];
+      for (const { id } of tools) created.push(await this.loadCurrent(manager, { id, tenantId }));
+      return created;
+    });
+  }
+
   /** `tenantId` undefined: any tenant (internal API). Deleted tools are never found. */
   async findCurrent(tenantId: string | undefined, id: string): Promise<CurrentTool | null> {
     // TypeORM 1 refuses undefined in a where clause (rightly: it used to mean "any"), so the scope is explicit.

@@ -11,6 +11,8 @@ import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
 import { BodyValidator } from '../validation/body-validator';
 import { isUuid } from '../validation/is-uuid';
+import { PiModuleInspector } from './pi-module.inspector';
+import { PiToolInput } from './pi-tool-input';
 import { SecretBox } from './secret-box';
 import { ToolInputValidator, type ToolVersionFields } from './tool-input.validator';
 import { toToolRecord } from './tool-record.mapper';
@@ -28,21 +30,28 @@ export class ToolsService {
   private readonly input: ToolInputValidator;
   private readonly disableBody = new BodyValidator<{ reason?: string }>(disableToolBodySchema);
 
+  private readonly piInput: PiToolInput;
+
   constructor(
     @Inject(REGISTRY_CONFIG) config: RegistryConfig,
     private readonly tools: ToolRepository,
     private readonly audit: AuditRepository,
     private readonly secretBox: SecretBox,
     private readonly events: ToolEventsPublisher,
+    piModules: PiModuleInspector,
   ) {
     this.input = new ToolInputValidator({
       maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS,
       maxMemoryMb: config.MAX_TOOL_MEMORY_MB,
     });
+    this.piInput = new PiToolInput(piModules, this.input);
   }
 
   async create(caller: TenantPrincipal, body: unknown): Promise<ToolRecord> {
-    const { fields, secrets } = this.input.parseCreate(body);
+    let parsed = this.input.parseCreate(body);
+    // A pi module may leave description and inputSchema to its registerTool call.
+    if (parsed.fromRegistration.length > 0) parsed = await this.piInput.complete(caller.tenantId, body, parsed);
+    const { fields, secrets } = parsed;
     const id = randomUUID();
     const row = this.versionRow(fields, secrets, id, 1);
     const created = await this.tools.create(id, caller.tenantId, row, {
@@ -200,6 +209,7 @@ function fieldsOf({ tool, version }: CurrentTool): ToolVersionFields {
     timeoutMs: version.timeoutMs,
     memoryMb: version.memoryMb,
     allowedTools: version.allowedTools,
+    piToolName: version.piToolName,
   };
 }
 

@@ -112,6 +112,7 @@ export class InvocationRunner {
         toolId: plan.toolId,
         version: plan.version,
         code: tool.code,
+        ...(tool.piToolName === undefined ? {} : { piToolName: tool.piToolName }),
         input: plan.input,
         secrets: tool.secrets,
         context: runContext,

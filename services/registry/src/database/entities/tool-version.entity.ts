@@ -48,6 +48,10 @@ export class ToolVersionEntity {
   @Column({ name: 'allowed_tools', type: 'text', array: true, nullable: true })
   allowedTools!: string[] | null;
 
+  /** The pi registration this version runs when its code registers several; null: the first registered. */
+  @Column({ name: 'pi_tool_name', type: 'text', nullable: true })
+  piToolName!: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 }
