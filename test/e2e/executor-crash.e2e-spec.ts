@@ -72,8 +72,12 @@ describe('worker executor crashes (e2e)', () => {
 
   it('kills an executor that stops answering and ends its run SANDBOX_CRASH', async () => {
     const { answer, pid } = await startBusyRun();
-    // The queue's depth as the supervisor reads it from Redis: the busy run's job is active.
-    const during = await workerMetrics(stack);
+    // The queue's depth as the supervisor reads it from Redis: the busy run's job is active. A scrape waits at most
+    // 500 ms for Redis and otherwise shows the last counts read (none yet, on a loaded machine): scraped until read.
+    const during = await Stack.until(
+      () => workerMetrics(stack),
+      (text) => gauge(text, 'toolhost_worker_queue_jobs{state="active"}') === 1,
+    );
     expect(gauge(during, 'toolhost_worker_queue_jobs{state="active"}')).toBe(1);
     expect(gauge(during, 'toolhost_worker_queue_jobs{state="waiting"}')).toBe(0);
     // A stopped process sends no heartbeat: the supervisor must treat it as stuck (wall clock + grace).
