@@ -15,8 +15,8 @@ const SLOW_ALLOWANCE_PER_FAST_RUN_MS = 0.25;
  * run in each new isolate at all).
  *
  * Slow entries draw their CPU time from an allowance that fast runs fill back, and the code that overdraws it loses
- * trust for good: a tool that turns slow blocks the event loop for at most SLOW_ALLOWANCE_MS at once, and after
- * that for 0.25 ms per fast run it made in between. A count of slow entries would not do: the isolate's garbage
+ * trust for good: a tool that turns slow blocks the event loop once (that entry may run up to its timeout), after at
+ * most SLOW_ALLOWANCE_MS of slow entries, plus 0.25 ms per fast run made between them. A count of slow entries would not do: the isolate's garbage
  * collector runs inside whichever entry triggers it, so even a trivial tool has a 10–20 ms entry every 200 to 1,500
  * runs (more often with many runs in flight, which keep more alive), and a process that ran long enough would end
  * up entering every tool asynchronously.
