@@ -53,6 +53,11 @@ export const invokeRequestSchema = {
         "How long this request waits for the result before answering 202 (default 30 s); capped at the deployment's " +
         'INVOKE_WAIT_MAX_MS (120 s by default)',
     },
+    version: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Pins a version of the tool, as `tool@<version>` does (give it in one place, not both)',
+    },
   },
 } as const;
 
@@ -63,6 +68,8 @@ export interface InvokeRequest {
   context?: InvocationContext;
   wait?: boolean;
   timeoutMs?: number;
+  /** Pins a version; the parser folds it into `tool` as `tool@<version>`. */
+  version?: number;
 }
 
 /** 202 answer: the invocation is accepted and may be polled at `GET /v1/invocations/{id}`. */

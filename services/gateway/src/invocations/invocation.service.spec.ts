@@ -187,6 +187,22 @@ describe('InvocationService', () => {
     expect(quota.released).toEqual([defined(queue.jobs[0]).invocationId]);
   });
 
+  it('pins a version given as `version`, as `tool@<version>` does, and refuses both at once', async () => {
+    const { service, queue, registry } = setup();
+    registry.getToolVersion.mockResolvedValue({ inputSchema: { type: 'object' } });
+    await service.invoke(principal, { tool: `custom_${TOOL_ID}`, input: { m: 1 }, version: 2, wait: false });
+    expect(queue.jobs[0]).toMatchObject({ toolId: TOOL_ID, version: 2 });
+    expect(registry.getToolVersion).toHaveBeenCalledWith(TOOL_ID, 2);
+
+    expect(await codeOf(service.invoke(principal, { tool: `custom_${TOOL_ID}@2`, input: {}, version: 2 }))).toBe(
+      '400 VALIDATION_FAILED',
+    );
+    expect(await codeOf(service.invoke(principal, { tool: `custom_${TOOL_ID}`, input: {}, version: 0 }))).toBe(
+      '400 VALIDATION_FAILED',
+    );
+    expect(queue.jobs).toHaveLength(1);
+  });
+
   it('caps the wait at the configured maximum and uses the default when none is asked', async () => {
     const { service, replies } = setup();
     await service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, timeoutMs: 60_000 });

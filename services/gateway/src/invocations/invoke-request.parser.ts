@@ -25,7 +25,7 @@ export class ParsedInvokeRequest {
  */
 export function parseInvokeRequest(body: unknown): InvokeRequest {
   if (body instanceof ParsedInvokeRequest) return body.request;
-  if (validateRequest(body)) return body;
+  if (validateRequest(body)) return pinned(body);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const problems = [{ path: '', message: 'the request body must be a JSON object' }];
     throw GatewayError.badRequest('the request body must be a JSON object', problemDetails(problems));
@@ -42,4 +42,19 @@ export function parseInvokeRequest(body: unknown): InvokeRequest {
     `${summary}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`,
     problemDetails(problems),
   );
+}
+
+/** `version` folded into `tool` (`tool@<version>`), the one form the resolver reads; both at once is refused. */
+function pinned(request: InvokeRequest): InvokeRequest {
+  const { version, ...rest } = request;
+  if (version === undefined) return request;
+  if (rest.tool.includes('@')) {
+    const problems = [{ path: '/version', message: 'pins a version the tool reference already pins (tool@version)' }];
+    throw new GatewayError(
+      ErrorCode.VALIDATION_FAILED,
+      'give the version either in `tool` or in `version`, not both',
+      problemDetails(problems),
+    );
+  }
+  return { ...rest, tool: `${rest.tool}@${version}` };
 }
