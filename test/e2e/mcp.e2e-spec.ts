@@ -195,6 +195,25 @@ describe('MCP Streamable HTTP (e2e)', () => {
     expect(read.body).toMatchObject({ status: 'succeeded', result: 'hello-mcp-world', tool: tools.slug.toolName });
   });
 
+  it('runs a retried call with the same _meta idempotency key once, on either gateway', async () => {
+    const idempotencyKey = `mcp-retry-${Date.now()}`;
+    const call = (on: Client) =>
+      on.callTool({
+        name: tools.slug.toolName,
+        arguments: { title: 'Once Only' },
+        _meta: { 'toolhost/idempotencyKey': idempotencyKey },
+      }) as Promise<CallToolResult>;
+    const first = await call(client);
+    const second = await connect(secondGateway, key);
+    try {
+      const retry = await call(second.client);
+      expect(text(retry)).toBe('once-only');
+      expect(retry._meta?.['toolhost/invocation']).toEqual(first._meta?.['toolhost/invocation']);
+    } finally {
+      await second.client.close();
+    }
+  });
+
   it('answers structuredContent for a tool with an outputSchema, and its _llm as the text', async () => {
     const result = (await client.callTool({
       name: tools.cagr.toolName,

@@ -46,7 +46,14 @@ export class McpServerFactory {
       this.tools.list(context.principal, request.params?.cursor),
     );
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.call(context, server, request.params.name, request.params.arguments, extra),
+      this.call(
+        context,
+        server,
+        request.params.name,
+        request.params.arguments,
+        extra,
+        idempotencyKeyOf(request.params._meta),
+      ),
     );
     return server;
   }
@@ -57,6 +64,7 @@ export class McpServerFactory {
     name: string,
     args: unknown,
     extra: { requestId: string | number; signal: AbortSignal },
+    idempotencyKey: string | undefined,
   ): Promise<CallToolResult> {
     const untrack =
       context.sessionId === undefined
@@ -65,9 +73,20 @@ export class McpServerFactory {
             void server.close();
           });
     try {
-      return await this.tools.call(context.principal, name, args, extra.signal);
+      return await this.tools.call(context.principal, name, args, extra.signal, idempotencyKey);
     } finally {
       untrack?.();
     }
   }
+}
+
+/**
+ * A `tools/call`'s idempotency key, from `params._meta["toolhost/idempotencyKey"]` (HTTP's `Idempotency-Key`). Not the
+ * JSON-RPC request id: ids are only unique within one client's session, and a client that retries sends a new one.
+ */
+export const IDEMPOTENCY_META_KEY = 'toolhost/idempotencyKey';
+
+function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const key = meta?.[IDEMPOTENCY_META_KEY];
+  return typeof key === 'string' ? key : undefined;
 }

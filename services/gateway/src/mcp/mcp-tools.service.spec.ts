@@ -25,12 +25,16 @@ function tool(n: number, outputSchema: RegistryTool['outputSchema'] = null): Reg
 }
 
 function setup(tools: RegistryTool[], outcome: () => Promise<InvokeOutcome>) {
-  const invoked: { body: unknown; signal: AbortSignal | undefined }[] = [];
+  const invoked: { body: unknown; signal: AbortSignal | undefined; idempotencyKey?: string | undefined }[] = [];
   const service = new McpToolsService(
     { active: () => Promise.resolve(tools) },
     {
       invoke: (_principal, body, options) => {
-        invoked.push({ body, signal: options?.signal });
+        invoked.push({
+          body,
+          signal: options?.signal,
+          ...(options?.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+        });
         return outcome();
       },
     },
@@ -113,6 +117,9 @@ describe('McpToolsService', () => {
     // No arguments is an empty input.
     await service.call(principal, `custom_${listed.id}`, undefined, abort.signal);
     expect(invoked[1]?.body).toMatchObject({ input: {} });
+    // The key from the request's _meta goes with the invocation, as HTTP's Idempotency-Key header does.
+    await service.call(principal, `custom_${listed.id}`, {}, abort.signal, 'retry-1');
+    expect(invoked[2]).toMatchObject({ idempotencyKey: 'retry-1' });
   });
 
   it('answers structuredContent only when the tool declares an outputSchema', async () => {

@@ -58,7 +58,13 @@ export class McpToolsService {
    * or went away). A tool's failure, and a refusal the model can act on, is a result with `isError`; an unknown tool
    * is a protocol error (invalid params).
    */
-  async call(principal: Principal, name: string, args: unknown, signal: AbortSignal): Promise<CallToolResult> {
+  async call(
+    principal: Principal,
+    name: string,
+    args: unknown,
+    signal: AbortSignal,
+    idempotencyKey?: string,
+  ): Promise<CallToolResult> {
     // A name no tool can have is unknown; the invocation body would call it a malformed request instead.
     if (!parseToolRef(name)) throw mcpErrorOf(GatewayError.toolNotFound());
     let outcome;
@@ -66,7 +72,7 @@ export class McpToolsService {
       outcome = await this.invocations.invoke(
         principal,
         { tool: name, input: args ?? {}, timeoutMs: this.settings.waitMs },
-        { signal },
+        { signal, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
       );
     } catch (error) {
       this.reportUnexpected(error);
