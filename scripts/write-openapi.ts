@@ -13,12 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import Redis from 'ioredis';
 import { Client } from 'pg';
 import { format, resolveConfig } from 'prettier';
 import { createGatewayApp, loadGatewayConfig } from '../services/gateway/src';
 import { createRegistryApp, loadRegistryConfig } from '../services/registry/src';
 import { projectRoot } from './project-root';
+import { dropRedisKeys } from './redis-keys';
 
 const root = projectRoot(__dirname);
 export const OPENAPI_DIR = join('docs', 'openapi');
@@ -65,8 +65,7 @@ async function servedDocument(app: NestFastifyApplication): Promise<unknown> {
 
 /**
  * Removes what the services left behind: the registry's database (it creates and migrates it on start) and the keys
- * under the prefix (the registry's outcome stream). Written here rather than borrowed from test/support: the test
- * tiers build dist/ without test/.
+ * under the prefix (the registry's outcome stream).
  */
 async function cleanUp(databaseUrl: string, redisUrl: string, prefix: string): Promise<void> {
   const server = new URL(databaseUrl);
@@ -79,18 +78,7 @@ async function cleanUp(databaseUrl: string, redisUrl: string, prefix: string): P
   } finally {
     await client.end();
   }
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await dropRedisKeys(redisUrl, prefix);
 }
 
 /** What each service serves at `/openapi.json`, with the default configuration. */
