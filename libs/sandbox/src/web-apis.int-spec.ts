@@ -246,7 +246,7 @@ describe('web APIs: the same answers as Node', () => {
   });
 });
 
-describe.each(['async', 'sync'] as const)('web APIs, entry mode %s', (entryMode) => {
+describe.each(['async', 'sync', 'adaptive'] as const)('web APIs, entry mode %s', (entryMode) => {
   const runtime = new SandboxRuntime({ entryMode });
   afterAll(() => runtime.dispose());
 
@@ -534,6 +534,41 @@ return [bytes.length, bytes.every((b, i) => b === i), body, again, await copy.te
         bridge,
       );
       expect(result).toEqual([256, true, 'zß水🀄 ok', 'TypeError', 'zß水🀄 ok']);
+    });
+
+    it("a fetched Response's headers are immutable; Response and Request can be made by the code", async () => {
+      const bridge = fetchBridge();
+      const result = await value(
+        `const r = await fetch('https://api.example.com/');
+const tries = [() => r.headers.set('x', '1'), () => r.headers.append('x', '1'), () => r.headers.delete('content-type')];
+const errors = tries.map((t) => { try { t(); return 'changed'; } catch (e) { return e.name; } });
+const made = new Response('hé', { status: 201, headers: { 'X-A': '1' } });
+const json = Response.json({ a: 1 }, { status: 202 });
+const req = new Request('https://a.example/p', { method: 'POST', body: 'x', headers: { 'X-B': '2' } });
+const copy = req.clone();
+let badStatus;
+try { new Response('', { status: 99 }); } catch (e) { badStatus = e.name; }
+return [errors, made.status, made.ok, made.headers.get('content-type'), made.headers.get('x-a'), await made.text(), json.status, json.headers.get('content-type'), await json.json(), req.method, req.url, req.headers.get('x-b'), await copy.text(), await req.text(), badStatus, Response.error().type];`,
+        bridge,
+      );
+      expect(result).toEqual([
+        ['TypeError', 'TypeError', 'TypeError'],
+        201,
+        true,
+        'text/plain;charset=UTF-8',
+        '1',
+        'hé',
+        202,
+        'application/json',
+        { a: 1 },
+        'POST',
+        'https://a.example/p',
+        '2',
+        'x',
+        'x',
+        'RangeError',
+        'error',
+      ]);
     });
 
     it('a refused request is a TypeError with the EgressError code, catchable by it', async () => {
