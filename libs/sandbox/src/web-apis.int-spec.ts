@@ -102,6 +102,23 @@ const URL_CASES: [string, string?][] = [
   ['blob:https://a.com/uuid'],
   ['https://a/😀?😀#😀'],
   ['http://a/\uD800'],
+  // The fast path's cases, and the ones it hands to the parser.
+  ['https://api.example.com:8443/v1/a/?x=1&y=%20&z=a/b?c#frag/x?y'],
+  ['https://api.example.com:443'],
+  ['wss://a.example:0443/'],
+  ['https://a-b.example.com./x;y=1'],
+  ['https://api.example.com/a/./b/../c'],
+  ['https://api.example.com/a/%2e/b/%2E%2e/c/.'],
+  ['https://api.example.com/..'],
+  ["https://api.example.com/a?q=it's"],
+  ["https://api.example.com/a#it's"],
+  ['https://1.2.3.4/x'],
+  ['https://a.0x10/x'],
+  ['https://a.example:65536/'],
+  ['https://a..b/'],
+  ['https://a/b?'],
+  ['https://a/b#'],
+  ['https://a?'],
 ];
 
 const SNIPPETS: Record<string, string> = {
@@ -324,14 +341,14 @@ return [ids, new Set(ids).size, Array.from(a), Array.from(b), crypto.getRandomVa
       expect(
         await value(`const order = [];
 await new Promise((resolve) => {
-  setTimeout(() => order.push('30'), 30);
+  setTimeout(() => order.push('150'), 150);
   setTimeout(() => order.push('0a'), 0);
-  setTimeout(() => order.push('10'), 10);
+  setTimeout(() => order.push('60'), 60);
   setTimeout(() => order.push('0b'));
-  setTimeout((a, b) => { order.push(a + b); resolve(); }, 60, 'x', 'y');
+  setTimeout((a, b) => { order.push(a + b); resolve(); }, 250, 'x', 'y');
 });
 return order;`),
-      ).toEqual(['0a', '0b', '10', '30', 'xy']);
+      ).toEqual(['0a', '0b', '60', '150', 'xy']);
     });
 
     it('clearTimeout and clearInterval stop them; an interval repeats', async () => {
