@@ -1,6 +1,7 @@
 // npm run bench:sandbox — per-invocation cost of the sandbox runtime against the usual alternatives, in one run.
 // Calls are made one at a time, so calls/s is what one core sustains; the machine is shared, so read the ratios.
 import { isDeepStrictEqual } from 'node:util';
+import { measureFetch } from './sandbox/bench-fetch';
 import { Sampler, type MeasureBudget, type Measurement } from './sandbox/bench-measure';
 import {
   directStrategy,
@@ -30,6 +31,13 @@ const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
+  // BENCH_ONLY=fetch measures only the sandboxed fetch against a direct one.
+  if (process.env.BENCH_ONLY === 'fetch') {
+    const lines = await measureFetch(ROUNDS);
+    process.stderr.write('\n');
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return;
+  }
   const strategies: [StrategyKey, () => Strategy][] = [
     ['direct', directStrategy],
     ['runtime', runtimeStrategy],
@@ -100,8 +108,9 @@ async function main(): Promise<void> {
       `| ${workload.name} | ${times(r.callsPerCpuSecond, f.callsPerCpuSecond)} ${vsFresh >= TARGETS.fresh ? 'met' : 'MISSED'} (${times(r.callsPerSecond, f.callsPerSecond)}) | ${times(r.callsPerCpuSecond, w.callsPerCpuSecond)} ${vsWorker >= TARGETS.worker ? 'met' : 'MISSED'} (${times(r.callsPerSecond, w.callsPerSecond)}) |`,
     );
   }
+  lines.push('', ...(await measureFetch(ROUNDS)));
+  process.stderr.write('\n');
   lines.push(
-    '',
     `Node ${process.version}, ${new Date().toISOString()}; calls one at a time, strategies interleaved in ${ROUNDS} rounds, on a shared machine.`,
   );
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -17,4 +17,14 @@ export const BOUNDARY_CAPS = {
   errorReportChars: 8 * 1024,
   /** The text of an unhandled rejection as it is logged. */
   rejectionLogChars: 1000,
+  /** Timers (setTimeout, setInterval, AbortSignal.timeout) pending at once in one run. */
+  timersPerRun: 1000,
+  /** A `fetch` URL. */
+  fetchUrlChars: 32 * 1024,
+  /** A `fetch`'s request headers, names and values together. */
+  fetchHeaderBytes: 64 * 1024,
+  /** A `fetch`'s request body. */
+  fetchBodyBytes: 8 * 1024 * 1024,
+  /** The data of one `crypto.subtle` digest, HMAC or key (the host hashes a copy). */
+  cryptoDataBytes: 16 * 1024 * 1024,
 } as const;

@@ -13,7 +13,7 @@ describe.each(['async', 'sync'] as const)('entry mode %s', (entryMode) => {
   /** Tries to turn a function constructor into host access; 'blocked' or all 'undefined' means it failed. */
   const PROBE = `const probe = (F) => {
   try {
-    return F('return [typeof process, typeof require, typeof Buffer, typeof __toolhost_send, typeof lockdown, typeof harden, typeof Compartment, typeof setTimeout, typeof fetch, typeof module, typeof global].join()')();
+    return F('return [typeof process, typeof require, typeof Buffer, typeof __toolhost_send, typeof lockdown, typeof harden, typeof Compartment, typeof __toolhost_crypto, typeof setImmediate, typeof module, typeof global].join()')();
   } catch (e) {
     return 'blocked';
   }
@@ -256,10 +256,119 @@ describe.each(['async', 'sync'] as const)('entry mode %s', (entryMode) => {
     { name: 'require', code: 'return require("fs")', expect: 'USER_ERROR' },
     { name: 'dynamic import', code: 'return await import("fs")', expect: 'USER_ERROR' },
     {
-      name: 'timers, WebAssembly, shared memory',
-      code: 'return [typeof setTimeout, typeof setInterval, typeof queueMicrotask, typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics, typeof process]',
+      name: 'Node timers, WebAssembly, shared memory (web timers are there)',
+      code: 'return [typeof setImmediate, typeof queueMicrotask, typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics, typeof process, typeof setTimeout, typeof setInterval]',
       expect: 'succeeded',
-      check: (o) => expect(o.status === 'succeeded' && o.result).toEqual(Array(7).fill('undefined')),
+      check: (o) =>
+        expect(o.status === 'succeeded' && o.result).toEqual([...Array(6).fill('undefined'), 'function', 'function']),
+    },
+    // The web APIs (issue 19): bounded, hardened, and leading nowhere.
+    escapeRow(
+      'the web APIs',
+      'return [probe(URL.constructor), probe(fetch.constructor), probe(crypto.subtle.digest.constructor), probe(setTimeout.constructor), probe(new Headers().constructor.constructor), probe(AbortSignal.timeout.constructor), probe(Object.getPrototypeOf(AbortSignal.prototype).constructor.constructor), probe(Object.getPrototypeOf(crypto).constructor.constructor)]',
+    ),
+    escapeRow(
+      'a fetch error and an abort reason',
+      'const e = await fetch("http://169.254.169.254/").catch((error) => error); const c = new AbortController(); c.abort(); return [probe(e.constructor), probe(c.signal.reason.constructor), probe(Object.getPrototypeOf(e).constructor)]',
+    ),
+    {
+      name: "V8's stack powers (SES's start-compartment Error) are not reachable through a built-in error class",
+      code: `let clone;
+try { structuredClone(() => {}); } catch (e) { clone = e; }
+const classes = [clone.constructor, DOMException, new DOMException('x').constructor];
+return classes.map((C) => Object.getPrototypeOf(C) === Error)`,
+      expect: 'succeeded',
+      check: (o) => expect(o.status === 'succeeded' && o.result).toEqual([true, true, true]),
+    },
+    {
+      name: 'timer bomb: a million setTimeout calls',
+      code: 'let n = 0; try { for (let i = 0; i < 1e6; i++) { setTimeout(() => {}, 1e9); n++; } } catch (e) { return [n, e.name, e.message] }',
+      expect: 'succeeded',
+      check: (o) =>
+        expect(o.status === 'succeeded' && o.result).toEqual([
+          1000,
+          'RangeError',
+          'setTimeout: a run may have at most 1000 timers pending',
+        ]),
+    },
+    {
+      name: 'timer bomb: an interval at 0 ms and nothing else',
+      code: 'setInterval(() => {}, 0); await new Promise(() => {})',
+      expect: 'TIMEOUT',
+      limits: { timeoutMs: 300, wallClockMs: 1000 },
+    },
+    {
+      name: 'timer bomb: a timeout that re-arms itself forever',
+      code: 'const tick = () => setTimeout(tick, 0); tick(); await new Promise(() => {})',
+      expect: 'TIMEOUT',
+      limits: { timeoutMs: 300, wallClockMs: 1000 },
+    },
+    {
+      name: 'timer bomb: a burst of timers that each start more',
+      code: 'const spawn = () => { try { setTimeout(spawn, 0); setTimeout(spawn, 0); } catch {} }; spawn(); await new Promise(() => {})',
+      expect: 'TIMEOUT',
+      limits: { timeoutMs: 300, wallClockMs: 1000 },
+    },
+    {
+      name: 'huge getRandomValues',
+      code: 'try { crypto.getRandomValues(new Uint8Array(2 ** 24)) } catch (e) { return [e.name, e.code, crypto.getRandomValues(new Uint8Array(65536)).length] }',
+      expect: 'succeeded',
+      check: (o) => expect(o.status === 'succeeded' && o.result).toEqual(['QuotaExceededError', 22, 65536]),
+    },
+    {
+      name: 'a giant string into btoa',
+      code: 'return btoa("a".repeat(2 ** 25)).length',
+      expect: 'MEMORY_LIMIT',
+      limits: SMALL,
+    },
+    {
+      name: 'a giant string into TextEncoder',
+      code: 'return new TextEncoder().encode("é".repeat(2 ** 24)).length',
+      expect: 'MEMORY_LIMIT',
+      limits: SMALL,
+    },
+    {
+      name: 'a giant digest',
+      code: 'try { await crypto.subtle.digest("SHA-256", new Uint8Array(17 * 2 ** 20)) } catch (e) { return e.name }',
+      expect: 'succeeded',
+      limits: { memoryMb: 128, ...ROOMY },
+      check: (o) => expect(o.status === 'succeeded' && o.result).toBe('NotSupportedError'),
+    },
+    {
+      name: 'fetch with no network, to a metadata address',
+      code: 'try { await fetch("http://169.254.169.254/latest/meta-data/") } catch (e) { return [e.name, e.code, e.message] }',
+      expect: 'succeeded',
+      check: (o) =>
+        expect(o.status === 'succeeded' && o.result).toEqual([
+          'TypeError',
+          'NETWORK_DENIED',
+          'fetch failed: NETWORK_DENIED: this tool has no network access',
+        ]),
+    },
+    {
+      name: 'fetch with a request body over the cap',
+      code: 'try { await fetch("http://a.example/", { method: "POST", body: new Uint8Array(9 * 2 ** 20) }) } catch (e) { return e.message }',
+      expect: 'succeeded',
+      limits: { memoryMb: 128, ...ROOMY },
+      check: (o) =>
+        expect(o.status === 'succeeded' && o.result).toBe('fetch: the request body is larger than 8388608 bytes'),
+    },
+    {
+      name: 'prototype tricks on the web globals',
+      code: `const tries = [
+  () => { URL.prototype.toString = () => 'pwned' },
+  () => { Object.defineProperty(Headers.prototype, 'get', { value: () => 'pwned' }) },
+  () => { crypto.subtle.digest = () => 'pwned' },
+  () => { Object.setPrototypeOf(crypto, {}) },
+  () => { TextDecoder.prototype.decode = null },
+  () => { Object.getPrototypeOf(AbortSignal.prototype).dispatchEvent = null },
+  () => { URLSearchParams.prototype[Symbol.iterator] = null },
+  () => { Object.getPrototypeOf(Response.prototype).text = null },
+  () => { btoa.call = null },
+];
+return tries.map((t) => { try { t(); return 'changed' } catch (e) { return e.name } })`,
+      expect: 'succeeded',
+      check: (o) => expect(o.status === 'succeeded' && o.result).toEqual(Array(9).fill('TypeError')),
     },
     // CPU, memory and output limits.
     { name: 'infinite loop', code: 'for (;;) {}', expect: 'TIMEOUT', limits: FAST },
@@ -431,6 +540,7 @@ return thrown`,
   typeof Array, JSON.stringify({ a: 1 }), Math.random() < 1, Date.now() > 0,
   new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(1234.5),
   typeof Object.prototype.then, typeof Error.prepareStackTrace, String(Error.stackTraceLimit),
+  [typeof URL.prototype.leak, typeof crypto.subtle.leak, typeof fetch.leak, new URL('HTTP://A/b/../c').href, new Headers({ A: '1' }).get('a'), btoa('ok')].join(),
 ];
 console.log('canary');
 if (input.fail) {
@@ -451,6 +561,7 @@ return state;`;
     'undefined',
     'function',
     'undefined',
+    'undefined,undefined,undefined,http://a/c,1,b2s=',
   ];
 
   const CANARY_THROW_LINE = CANARY.split('\n').findIndex((line) => line.includes('canary failure')) + 1;

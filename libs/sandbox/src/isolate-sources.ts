@@ -17,6 +17,14 @@ export function realmSource(): string {
   return realm;
 }
 
+let web: string | undefined;
+
+/** The web APIs (URL, TextEncoder, Headers, fetch, crypto…): evaluated after the realm and before the prelude. */
+export function webSource(): string {
+  web ??= readFileSync(join(__dirname, 'isolate', 'web.js'), 'utf8');
+  return web;
+}
+
 /**
  * The in-isolate half of the runtime (isolate/prelude.js). Both isolate scripts are plain JavaScript that runs
  * inside the isolate, not in Node: linted as scripts with the isolate's globals and type-checked by their own

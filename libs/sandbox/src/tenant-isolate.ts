@@ -13,9 +13,17 @@ import type { CallBudget } from './call-budget';
 import type { CodeProfile } from './code-profile';
 import type { PreparedCode } from './code-shape';
 import type { EntryWatch } from './entry-watch';
-import { preludeSource, realmSource, sesSource } from './isolate-sources';
+import { hostCrypto } from './host-crypto';
+import { preludeSource, realmSource, sesSource, webSource } from './isolate-sources';
 import type { RunEnd, RunEndBody } from './run-end.types';
-import type { RunFailure, RunRequest, ToolBridge } from './sandbox.types';
+import {
+  EgressError,
+  type EgressRequest,
+  type EgressResponse,
+  type RunFailure,
+  type RunRequest,
+  type ToolBridge,
+} from './sandbox.types';
 
 /**
  * How the host enters the isolate: 'sync' (`applySync`, cheapest, blocks the event loop while tool code runs),
@@ -56,6 +64,14 @@ interface WaitingEntry {
   args: (string | number | boolean)[];
 }
 
+/** A timer of tool code (setTimeout, setInterval, AbortSignal.timeout), held by the host until it fires. */
+interface RunTimer {
+  /** Unset when it would fire after the wall clock: the wall clock ends the run first. */
+  handle?: NodeJS.Timeout;
+  /** Keeps the run open (AbortSignal.timeout's does not, as in Node). */
+  keepsOpen: boolean;
+}
+
 /** Host-side state of one run inside the isolate. */
 interface ActiveRun {
   id: number;
@@ -65,10 +81,22 @@ interface ActiveRun {
   profile: CodeProfile;
   bridge: ToolBridge;
   budget: CallBudget;
-  /** Time spent in entries for this run: its CPU time (async entries also count time queued for the isolate). */
+  /**
+   * Time spent in entries for this run: its CPU time. An async entry counts from when it holds the isolate (see
+   * watchHolder), not from when it was made: a run whose many answers arrive at once (a thousand parallel fetches)
+   * queues as many entries, and each would otherwise count the time of all the ones before it.
+   */
   cpuMs: number;
-  /** Bridge calls dispatched and not yet answered. */
+  /** Bridge calls dispatched and not yet answered (ctx calls and fetches). */
   pending: number;
+  /** When the run started (performance.now()), for what is left of its wall clock. */
+  startedAt: number;
+  /** Pending timers by id. */
+  timers: Map<number, RunTimer>;
+  /** Pending timers that keep the run open. */
+  openTimers: number;
+  /** Fetches in flight by call id; each is aborted when the code aborts it or the run ends. */
+  fetches: Map<number, AbortController>;
   /** Entries into the isolate started and not yet returned (async entries), or waiting their turn (see `waiting`). */
   entries: number;
   /** CPU time the isolate reported over this run's entries. */
@@ -91,6 +119,56 @@ interface ActiveRun {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
+
+/** A fetch as the isolate sends it (JSON text), checked again against the caps the isolate applied. */
+function parseEgressRequest(json: string, body: string): EgressRequest {
+  const meta = JSON.parse(json) as {
+    url?: unknown;
+    method?: unknown;
+    headers?: unknown;
+    body?: unknown;
+    timeoutMs?: unknown;
+  };
+  const { url, method, headers, timeoutMs } = meta;
+  if (!isString(url) || url.length > BOUNDARY_CAPS.fetchUrlChars) throw new TypeError('fetch: the URL is not valid');
+  if (!isString(method) || !/^[!#$%&'*+\-.^_`|~0-9A-Z]+$/.test(method)) {
+    throw new TypeError('fetch: the method is not valid');
+  }
+  if (!Array.isArray(headers)) throw new TypeError('fetch: the headers are not valid');
+  const pairs: [string, string][] = [];
+  let headerBytes = 0;
+  for (const pair of headers as unknown[]) {
+    if (!Array.isArray(pair) || pair.length !== 2 || !isString(pair[0]) || !isString(pair[1])) {
+      throw new TypeError('fetch: the headers are not valid');
+    }
+    headerBytes += pair[0].length + Buffer.byteLength(pair[1]) + 4;
+    pairs.push([pair[0], pair[1]]);
+  }
+  if (headerBytes > BOUNDARY_CAPS.fetchHeaderBytes) {
+    throw new TypeError(`fetch: the headers are larger than ${BOUNDARY_CAPS.fetchHeaderBytes} bytes`);
+  }
+  if (body.length > BOUNDARY_CAPS.fetchBodyBytes) {
+    throw new TypeError(`fetch: the request body is larger than ${BOUNDARY_CAPS.fetchBodyBytes} bytes`);
+  }
+  const request: EgressRequest = { url, method, headers: pairs };
+  if (meta.body === true) request.body = Buffer.from(body, 'latin1');
+  if (typeof timeoutMs === 'number' && timeoutMs >= 0) request.timeoutMs = timeoutMs;
+  return request;
+}
+
+/** A fetch's answer for the isolate: its head as JSON text and its body as latin1. */
+function responseForIsolate(response: EgressResponse): [string, string] {
+  const { url, status, statusText, headers, redirected } = response;
+  const head = JSON.stringify({ url, status, statusText, headers, redirected });
+  const { body } = response;
+  return [head, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1')];
+}
+
+/** A fetch's failure for the isolate, which throws it as a TypeError with `.code`. */
+function egressFailure(error: unknown): string {
+  const code = error instanceof EgressError ? error.code : 'NETWORK_ERROR';
+  return JSON.stringify({ code, message: messageOf(error).slice(0, BOUNDARY_CAPS.errorMessageChars) });
+}
 
 /**
  * A `ctx.tools` argument or `ctx.audit` data as the code sent it (JSON text), parsed once its size and nesting are
@@ -118,9 +196,9 @@ function messageOf(error: unknown): string {
 /**
  * One isolate of one tenant (at one memory limit): SES `lockdown()` once, then a fresh Compartment per run.
  * Every entry into the isolate is bounded by the run's remaining CPU time (see EntryMode for sync or async); the isolate
- * talks back through one synchronous callback that receives strings and numbers only. Because compartments have
- * no timers, a run that is not finished when an entry returns and has no bridge call pending can never finish:
- * it is answered TIMEOUT at once instead of waiting out its clock.
+ * talks back through one synchronous callback that receives strings and numbers only. A run that is not finished
+ * when an entry returns, with no bridge call, fetch or timer pending, can never finish (nothing else enters the
+ * isolate for it): it is answered TIMEOUT at once instead of waiting out its clock.
  */
 export class TenantIsolate {
   private readonly runs = new Map<number, ActiveRun>();
@@ -174,10 +252,15 @@ export class TenantIsolate {
       const target: { instance?: TenantIsolate } = {};
       const send = new ivm.Callback((...args: unknown[]) => target.instance?.onMessage(args) ?? false);
       context.global.setSync('__toolhost_send', send);
+      context.global.setSync(
+        '__toolhost_crypto',
+        new ivm.Callback((op: unknown, a: unknown, b: unknown, c: unknown) => hostCrypto(op, a, b, c)),
+      );
       context.global.setSync('__toolhost_memory_mb', memoryMb);
       context.global.setSync('__toolhost_caps', JSON.stringify(BOUNDARY_CAPS));
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
       isolate.compileScriptSync(realmSource(), { filename: 'toolhost-realm.js' }).runSync(context);
+      isolate.compileScriptSync(webSource(), { filename: 'toolhost-web.js' }).runSync(context);
       const api: unknown = isolate
         .compileScriptSync(preludeSource(), { filename: 'toolhost-runtime.js' })
         .runSync(context, { reference: true });
@@ -307,6 +390,10 @@ export class TenantIsolate {
         budget,
         cpuMs: 0,
         pending: 0,
+        startedAt: performance.now(),
+        timers: new Map(),
+        openTimers: 0,
+        fetches: new Map(),
         entries: 0,
         isolateCpuMs: 0,
         cold: !this.warmCode.has(profile),
@@ -474,7 +561,7 @@ export class TenantIsolate {
         if (held) this.watchHolder();
         this.asyncInFlight -= 1;
         run.entries -= 1;
-        const elapsed = performance.now() - started;
+        const elapsed = performance.now() - inEntry.startedAt;
         this.account(run, elapsed, cpuMsSince());
         this.resolveWhenIdle(run);
         return elapsed;
@@ -549,11 +636,11 @@ export class TenantIsolate {
   private afterEntry(run: ActiveRun): void {
     if (run.done) {
       if (run.cancelAfterEntry && run.entries === 0) this.cancelInIsolate(run.id);
-    } else if (run.pending === 0 && run.entries === 0) {
+    } else if (run.pending === 0 && run.openTimers === 0 && run.entries === 0) {
       this.limitHit(
         run,
         ErrorCode.TIMEOUT,
-        'the code awaits a promise that nothing can settle (there are no timers, and no ctx call is pending)',
+        'the code awaits a promise that nothing can settle (no timer, ctx call or fetch is pending)',
       );
     }
   }
@@ -643,6 +730,14 @@ export class TenantIsolate {
     if (run.done) return;
     run.done = true;
     clearTimeout(run.wallTimer);
+    // Nothing of the run outlives it: its timers never fire, and its requests still open are aborted.
+    for (const timer of run.timers.values()) clearTimeout(timer.handle);
+    run.timers.clear();
+    run.openTimers = 0;
+    for (const controller of run.fetches.values()) {
+      controller.abort(new EgressError('NETWORK_ABORTED', 'the invocation has ended'));
+    }
+    run.fetches.clear();
     this.runs.delete(run.id);
     run.end = { ...end, logs: run.logs, usedBridge: run.usedBridge };
     if (force) run.resolve(run.end);
@@ -725,6 +820,35 @@ export class TenantIsolate {
           return undefined;
         });
         break;
+      case 'timer':
+        if (run.timers.size >= BOUNDARY_CAPS.timersPerRun) {
+          this.finish(run, {
+            kind: 'failed',
+            error: {
+              code: ErrorCode.USER_ERROR,
+              message: `a run may have at most ${BOUNDARY_CAPS.timersPerRun} timers pending`,
+            },
+          });
+          run.cancelAfterEntry = true;
+          return false;
+        }
+        this.addTimer(run, callId, Number(a), b.includes('i'), !b.includes('u'));
+        break;
+      case 'clear':
+        this.dropTimer(run, callId);
+        break;
+      case 'fetch':
+        this.startFetch(run, callId, a, b);
+        break;
+      case 'abort': {
+        const controller = run.fetches.get(callId);
+        if (controller !== undefined) {
+          run.fetches.delete(callId);
+          run.pending -= 1;
+          controller.abort(new EgressError('NETWORK_ABORTED', 'the code aborted the request'));
+        }
+        break;
+      }
       case 'ok':
         this.succeeded(run, a, b);
         break;
@@ -741,6 +865,94 @@ export class TenantIsolate {
         break;
     }
     return !run.done;
+  }
+
+  /**
+   * A timer of the code: a host timer that fires by entering the isolate (`settle` with its id). One that would fire
+   * after the wall clock is not set: the wall clock ends the run first, TIMEOUT.
+   */
+  private addTimer(run: ActiveRun, id: number, delayMs: number, interval: boolean, keepsOpen: boolean): void {
+    const timer: RunTimer = { keepsOpen };
+    run.timers.set(id, timer);
+    if (keepsOpen) run.openTimers += 1;
+    this.armTimer(run, id, timer, Number.isFinite(delayMs) && delayMs > 0 ? delayMs : 0, interval);
+  }
+
+  private armTimer(run: ActiveRun, id: number, timer: RunTimer, delayMs: number, interval: boolean): void {
+    const left = run.request.limits.wallClockMs - (performance.now() - run.startedAt);
+    if (!(delayMs < left)) return;
+    timer.handle = setTimeout(() => {
+      if (run.done || run.timers.get(id) !== timer) return;
+      if (interval) this.armTimer(run, id, timer, Math.max(1, delayMs), true);
+      else this.dropTimer(run, id);
+      this.enter(run, this.settleRef, [run.id, id, true, '', '']);
+    }, delayMs);
+  }
+
+  private dropTimer(run: ActiveRun, id: number): void {
+    const timer = run.timers.get(id);
+    if (timer === undefined) return;
+    clearTimeout(timer.handle);
+    run.timers.delete(id);
+    if (timer.keepsOpen) run.openTimers -= 1;
+  }
+
+  /**
+   * A `fetch` of the code, made by the bridge (`ToolBridge.fetch`; without one, NETWORK_DENIED). Its time is bounded
+   * by what is left of the run's wall clock; its signal is aborted when the code aborts it or the run ends.
+   */
+  private startFetch(run: ActiveRun, callId: number, metaJson: string, body: string): void {
+    run.pending += 1;
+    run.usedBridge = true;
+    const controller = new AbortController();
+    run.fetches.set(callId, controller);
+    // Deferred, as dispatch is: this runs inside an entry.
+    queueMicrotask(() => {
+      // The run ended within the entry that asked (a synchronous entry whose tool returned at once): nothing is sent.
+      if (run.done || controller.signal.aborted) return;
+      let answer: Promise<EgressResponse>;
+      try {
+        const request = parseEgressRequest(metaJson, body);
+        const left = Math.max(0, Math.floor(run.request.limits.wallClockMs - (performance.now() - run.startedAt)));
+        request.timeoutMs = Math.min(request.timeoutMs ?? left, left);
+        const { bridge } = run;
+        answer =
+          bridge.fetch === undefined
+            ? Promise.reject(new EgressError('NETWORK_DENIED', 'this tool has no network access'))
+            : bridge.fetch(request, controller.signal);
+      } catch (error) {
+        answer = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+      const current = (): boolean => {
+        if (run.fetches.get(callId) !== controller) return false;
+        run.fetches.delete(callId);
+        return true;
+      };
+      answer.then(
+        (response) => {
+          if (!current()) return;
+          let head: string;
+          let bytes: string;
+          try {
+            [head, bytes] = responseForIsolate(response);
+          } catch (error) {
+            this.deliver(run, callId, false, egressFailure(error));
+            return;
+          }
+          this.deliver(run, callId, true, head, bytes);
+        },
+        (error: unknown) => {
+          if (!current()) return;
+          if (error instanceof BudgetExceededError) {
+            run.pending -= 1;
+            this.budgetExceeded(run, error.limit);
+            this.cancelInIsolate(run.id);
+          } else {
+            this.deliver(run, callId, false, egressFailure(error));
+          }
+        },
+      );
+    });
   }
 
   private budgetExceeded(run: ActiveRun, limit = run.budget.limit): void {
@@ -792,10 +1004,10 @@ export class TenantIsolate {
     });
   }
 
-  private deliver(run: ActiveRun, callId: number, ok: boolean, payload: string): void {
+  private deliver(run: ActiveRun, callId: number, ok: boolean, payload: string, body = ''): void {
     if (run.done || this.disposed) return;
     run.pending -= 1;
-    this.enter(run, this.settleRef, [run.id, callId, ok, payload]);
+    this.enter(run, this.settleRef, [run.id, callId, ok, payload, body]);
   }
 
   private succeeded(run: ActiveRun, resultJson: string, contentJson: string): void {

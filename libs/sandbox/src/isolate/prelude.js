@@ -6,9 +6,12 @@
   'use strict';
   const send = globalThis.__toolhost_send;
   delete globalThis.__toolhost_send;
-  // What code sees, built by isolate/realm.js, which ran just before this and locked the realm down.
+  // What code sees, built by isolate/realm.js, which ran before this and locked the realm down.
   const realm = globalThis.__toolhost_realm;
   delete globalThis.__toolhost_realm;
+  // The web APIs (isolate/web.js, evaluated just before this); their timers and fetch reach the host through here.
+  const web = globalThis.__toolhost_web;
+  delete globalThis.__toolhost_web;
   // BOUNDARY_CAPS (boundary-caps.ts): checked here before a value is copied out, and again by the host.
   const caps = JSON.parse(globalThis.__toolhost_caps);
   delete globalThis.__toolhost_caps;
@@ -46,17 +49,86 @@
   const TOOL_FILE_ALL = /tool\.js:(\d+)(?::(\d+))?/g;
   const FRAME = /\n\s+at /;
   const noop = harden(() => undefined);
-  const SIGNAL = harden({
-    aborted: false,
-    reason: undefined,
-    onabort: null,
-    addEventListener: noop,
-    removeEventListener: noop,
-    dispatchEvent: () => true,
-    throwIfAborted: noop,
-  });
 
   const runs = new Map();
+  // The run whose entry this is. Every entry is made for one run (start, settle, cancel) and ends with its microtasks
+  // run, and no object of one run is reachable from another's code: so code running now is this run's, and the shared
+  // timer functions and fetch act for it.
+  let current = null;
+
+  // Timers: the host keeps one host timer per pending timer, bounded by the run's wall clock, and fires it by
+  // entering the isolate (`settle` with the timer's id); a run with a pending timer that keeps it open is not ended
+  // as "awaits a promise that nothing can settle". All are cleared when the run ends, on both sides.
+  function addTimer(callback, delay, args, repeat, keepsOpen) {
+    const run = current;
+    if (run === null || run.closed) return 0;
+    if (typeof callback !== 'function') {
+      throw new TypeError(
+        `${repeat ? 'setInterval' : 'setTimeout'}: the callback must be a function (code in a string is not evaluated)`,
+      );
+    }
+    if (run.timers.size >= caps.timersPerRun) {
+      throw new RangeError(
+        `${repeat ? 'setInterval' : 'setTimeout'}: a run may have at most ${caps.timersPerRun} timers pending`,
+      );
+    }
+    let ms = Number(delay);
+    if (!(ms >= 0)) ms = 0;
+    const id = run.nextCall;
+    run.nextCall += 1;
+    run.timers.set(id, { callback, args, repeat });
+    post(run, 'timer', id, `${ms}`, `${repeat ? 'i' : ''}${keepsOpen ? '' : 'u'}`);
+    return id;
+  }
+
+  function clearTimer(id) {
+    const run = current;
+    if (run === null || run.closed || typeof id !== 'number') return;
+    if (run.timers.delete(id)) post(run, 'clear', id, '', '');
+  }
+
+  // Methods, so that like Node's they have no prototype and cannot be called with new.
+  const timers = {
+    setTimeout(callback, delay = 0, ...args) {
+      return addTimer(callback, delay, args, false, true);
+    },
+    clearTimeout(id) {
+      clearTimer(id);
+    },
+    setInterval(callback, delay = 0, ...args) {
+      return addTimer(callback, delay, args, true, true);
+    },
+    clearInterval(id) {
+      clearTimer(id);
+    },
+  };
+  const globals = realm.globalsWith({ ...web.globals, ...timers });
+
+  web.connect(
+    harden({
+      // AbortSignal.timeout's: like Node's, it does not keep the run open.
+      setTimer: (callback, ms, keepsOpen) => addTimer(callback, ms, [], false, keepsOpen),
+      // fetch's channel: the request as JSON text and its body as latin1; answers the host's reply, and an abort.
+      request(metaJson, body) {
+        const run = current;
+        if (run === null || run.closed) {
+          return { promise: Promise.reject(new TypeError('fetch: the invocation has ended')), abort: noop };
+        }
+        const callId = run.nextCall;
+        run.nextCall += 1;
+        const promise = new Promise((resolve) => {
+          run.pending.set(callId, { raw: resolve });
+        });
+        post(run, 'fetch', callId, metaJson, body);
+        return {
+          promise,
+          abort: () => {
+            if (!run.closed && run.pending.delete(callId)) post(run, 'abort', callId, '', '');
+          },
+        };
+      },
+    }),
+  );
 
   // The host answers false once it has ended the run (budget refused, wall clock): stop talking for it at once, so
   // a loop that keeps calling costs no more host round trips.
@@ -65,9 +137,13 @@
   }
 
   function close(run) {
+    if (run.closed) return;
     run.closed = true;
     run.pending.clear();
+    run.timers.clear();
     runs.delete(run.id);
+    // The pi `signal`: aborted when the run ends, however it ends; listeners that throw are reported, not thrown.
+    if (run.controller !== null) run.controller.abort(new web.DOMException('the invocation has ended', 'AbortError'));
   }
 
   const cut = (string, max) => (string.length > max ? string.slice(0, max) : string);
@@ -221,7 +297,7 @@
     };
   }
 
-  async function invoke(shape, entry, input, ctx, env, opts) {
+  async function invoke(shape, entry, input, ctx, env, opts, signal) {
     if (shape === 'body') {
       const secret = freeze((name) => (hasOwn(env, name) ? env[name] : ''));
       return entry(input, ctx, input, env, env, secret);
@@ -247,7 +323,7 @@
     const execute = tool.execute;
     if (typeof execute !== 'function') throw new TypeError('the registered pi tool has no execute function');
     const toolCallId = ctx.toolCallId === undefined ? ctx.invocationId : ctx.toolCallId;
-    return Reflect.apply(execute, tool, [toolCallId, input, SIGNAL, noop, ctx]);
+    return Reflect.apply(execute, tool, [toolCallId, input, signal, noop, ctx]);
   }
 
   function end(run, kind, a, b) {
@@ -334,7 +410,7 @@
   function newCompartment() {
     const compartment = new Compartment({
       __options__: true,
-      globals: realm.globals,
+      globals,
     });
     for (const name of HIDDEN_GLOBALS) delete compartment.globalThis[name];
     return compartment;
@@ -359,8 +435,13 @@
       maxInputBytes: opts.maxInputBytes,
       maxResultBytes: opts.maxResultBytes,
       lineOffset: opts.lineOffset,
+      /** Pending timers by id: {callback, args, repeat}. */
+      timers: new Map(),
+      /** The pi `signal`'s controller (pi shape only). */
+      controller: shape === 'pi' ? new web.AbortController() : null,
     };
     runs.set(runId, run);
+    current = run;
     let promise;
     try {
       const compartment = spare === null ? newCompartment() : spare;
@@ -369,7 +450,8 @@
       const input = parse(inputJson);
       const env = freeze(parse(envJson));
       const ctx = makeCtx(run, parse(ctxJson));
-      promise = invoke(shape, compartment.evaluate(source), input, ctx, env, opts);
+      const signal = run.controller === null ? undefined : run.controller.signal;
+      promise = invoke(shape, compartment.evaluate(source), input, ctx, env, opts, signal);
     } catch (error) {
       promise = Promise.reject(error);
     }
@@ -379,11 +461,29 @@
     );
   }
 
-  function settle(runId, callId, ok, payload) {
+  /** A host answer: a ctx call's or a fetch's (`body`, latin1), or a timer firing. */
+  function settle(runId, callId, ok, payload, body) {
     const run = runs.get(runId);
-    const waiter = run === undefined ? undefined : run.pending.get(callId);
+    if (run === undefined) return;
+    current = run;
+    const timer = run.timers.get(callId);
+    if (timer !== undefined) {
+      if (!timer.repeat) run.timers.delete(callId);
+      try {
+        Reflect.apply(timer.callback, undefined, timer.args);
+      } catch (error) {
+        // As in Node, where an uncaught exception in a timer ends the process: the run ends with it.
+        fail(run, error);
+      }
+      return;
+    }
+    const waiter = run.pending.get(callId);
     if (waiter === undefined) return;
     run.pending.delete(callId);
+    if (waiter.raw !== undefined) {
+      waiter.raw({ ok, payload, body });
+      return;
+    }
     if (!ok) {
       waiter.reject(new Error(payload));
       return;
@@ -400,7 +500,9 @@
 
   function cancel(runId) {
     const run = runs.get(runId);
-    if (run !== undefined) close(run);
+    if (run === undefined) return;
+    current = run;
+    close(run);
   }
 
   return freeze({ start, settle, cancel, prepare, active: () => runs.size });

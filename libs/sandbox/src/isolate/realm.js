@@ -373,7 +373,10 @@
       return false;
     }
   };
-  class DataCloneError extends Error {
+  // Not this script's Error (SES's %InitialError%, whose prepareStackTrace setter changes V8's for the whole isolate,
+  // every later run of the tenant included): the one compartments see, %SharedError%, which NativeErrors inherit from.
+  // A thrown DataCloneError's constructor, and so its prototype, is reachable from tool code.
+  class DataCloneError extends Object.getPrototypeOf(TypeError) {
     constructor(message) {
       super(message);
       this.code = 25;
@@ -540,6 +543,7 @@
     Atomics: 'shared memory needs threads, which a tool does not have',
     WebAssembly: 'compiling code at run time is not available in toolhost',
     require: 'modules cannot be loaded in toolhost; write the code into the tool',
+    setImmediate: 'it is a Node API; use setTimeout(callback, 0)',
     process: 'a tool has no process; its input, ctx and env are what it is given',
     Buffer: 'it is a Node API; use Uint8Array and DataView',
   };
@@ -551,7 +555,14 @@
     return message;
   };
 
+  // The globals with the web APIs (isolate/web.js) and the prelude's timers added, named for `refuse` like the rest.
+  const globalsWith = (extra) => {
+    const all = harden({ ...globals, ...extra });
+    walk(new Compartment({ __options__: true, globals: all }).globalThis, 'globalThis');
+    return all;
+  };
+
   delete globalThis.__toolhost_memory_mb;
   // `parse` is the original JSON.parse, for the prelude's own parsing of what the host sends (already bounded there).
-  globalThis.__toolhost_realm = harden({ globals, explain, parse: originalParse });
+  globalThis.__toolhost_realm = harden({ globals, globalsWith, explain, parse: originalParse });
 })();
