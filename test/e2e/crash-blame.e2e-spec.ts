@@ -256,7 +256,8 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     // At once: the killer again, and another tool of the neighbour's (no suspect), both on the promoted standby,
     // whose last read of the suspects may be up to a second old. The killer must go alone all the same.
     const retried = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
-    const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 30_000 });
+    // Its wait covers the solo run and an executor's replacement, twice: on a loaded machine that took over 30 s.
+    const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 90_000 });
     expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
     await soloRuns(stack, before + 1);
     // Alone, its crash is its own.

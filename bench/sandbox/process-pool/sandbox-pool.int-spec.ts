@@ -11,8 +11,11 @@ import {
 } from '../../../libs/sandbox/src/sandbox-test.fixtures';
 import { SandboxPool } from './sandbox-pool';
 
-/** Resolves when `predicate` holds, polling; fails after `ms` (a deadline, never a bare sleep). */
-async function until(predicate: () => boolean, ms = 10_000): Promise<void> {
+/**
+ * Resolves when `predicate` holds, polling; fails after `ms` (a deadline, never a bare sleep). Generous: a child's
+ * first run compiles and locks down its isolate, which took over 10 s on a machine loaded with other test runs.
+ */
+async function until(predicate: () => boolean, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error('condition not reached before the deadline');
