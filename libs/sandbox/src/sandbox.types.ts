@@ -83,6 +83,58 @@ export type ToolCallAnswer = JsonValue | ToolCallError;
 export interface ToolBridge {
   callTool(name: string, input: JsonValue): Promise<ToolCallAnswer>;
   audit(event: string, data?: JsonValue): Promise<void>;
+  /**
+   * The tool code's `fetch`, made by the host. Rejects with an `EgressError` (any other rejection reaches the code as
+   * `NETWORK_ERROR`). The sandbox aborts `signal` when the code's AbortSignal fires or the run ends. A bridge
+   * without it makes every `fetch` reject with `NETWORK_DENIED`.
+   */
+  fetch?(request: EgressRequest, signal: AbortSignal): Promise<EgressResponse>;
+}
+
+/** One `fetch` of tool code, as the host is asked to make it. */
+export interface EgressRequest {
+  /** Absolute, as the code gave it (resolved against nothing). */
+  url: string;
+  /** Upper-case. */
+  method: string;
+  /** In order, names lower-cased, secrets already substituted by the code. */
+  headers: [string, string][];
+  /** Bytes (the isolate side encodes strings, URLSearchParams and JSON text as UTF-8). */
+  body?: Uint8Array;
+  /** What the code asked (signal/timeout); the host bounds it further. */
+  timeoutMs?: number;
+}
+
+/** The host's answer to an EgressRequest. */
+export interface EgressResponse {
+  /** Final URL after redirects. */
+  url: string;
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  redirected: boolean;
+  /** Whole body, already capped by the host. */
+  body: Uint8Array;
+}
+
+export type EgressErrorCode =
+  | 'NETWORK_DENIED'
+  | 'NETWORK_BLOCKED_ADDRESS'
+  | 'NETWORK_TIMEOUT'
+  | 'NETWORK_TOO_LARGE'
+  | 'NETWORK_LIMIT'
+  | 'NETWORK_ERROR'
+  | 'NETWORK_ABORTED';
+
+/** Thrown (rejected) by ToolBridge.fetch; the isolate turns it into a catchable TypeError with `.code`. */
+export class EgressError extends Error {
+  constructor(
+    readonly code: EgressErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EgressError';
+  }
 }
 
 export interface RunFailure {
