@@ -18,6 +18,8 @@ export const ErrorCode = {
   OUTPUT_INVALID: 'OUTPUT_INVALID',
   SANDBOX_CRASH: 'SANDBOX_CRASH',
   TOOL_NOT_ALLOWED: 'TOOL_NOT_ALLOWED',
+  /** A tool's `fetch` to a host its `network.allow` or the operator's egress policy does not allow (thrown in its code). */
+  NETWORK_DENIED: 'NETWORK_DENIED',
   /** An `Idempotency-Key` already names another request's invocation, or one that is no longer kept. */
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
 } as const;
@@ -59,6 +61,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   OUTPUT_INVALID: 200,
   SANDBOX_CRASH: 200,
   TOOL_NOT_ALLOWED: 403,
+  NETWORK_DENIED: 403,
   IDEMPOTENCY_KEY_REUSED: 409,
 };
 

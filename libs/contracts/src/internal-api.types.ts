@@ -1,5 +1,5 @@
 import type { Scope } from './registry.schemas';
-import type { JsonObject, ToolRecord } from './tool.types';
+import type { JsonObject, ToolNetwork, ToolRecord } from './tool.types';
 
 /**
  * Answers of the registry's internal API (`/internal/v1`, bearer INTERNAL_API_TOKEN), for the gateway and worker.
@@ -29,6 +29,8 @@ export interface InternalToolVersion {
   allowedTools: string[] | null;
   /** The pi registration to run when the code is a pi module registering several; absent: the first registered. */
   piToolName?: string;
+  /** The hosts its `fetch` may reach; absent: none (no network). */
+  network?: ToolNetwork;
   secrets: Record<string, string>;
   createdAt: string;
 }

@@ -18,6 +18,7 @@ export const MIN_MEMORY_MB = 8;
 export const MAX_SECRETS = 100;
 export const MAX_SECRET_VALUE_LENGTH = 65_536;
 export const MAX_ALLOWED_TOOLS = 100;
+export const MAX_NETWORK_HOSTS = 50;
 
 /** Server caps a tool's own limits must stay within. */
 export interface ToolLimitCaps {
@@ -112,6 +113,25 @@ function toolProperties(caps: ToolLimitCaps, forPatch: boolean): Schema {
       uniqueItems: true,
       items: { type: 'string', pattern: ALLOWED_TOOL_PATTERN },
       description: 'Built-in names and custom_<id>s this tool may call through ctx.tools; absent: every built-in',
+    }),
+    network: orNull({
+      type: 'object',
+      additionalProperties: false,
+      required: ['allow'],
+      properties: {
+        allow: {
+          type: 'array',
+          maxItems: MAX_NETWORK_HOSTS,
+          uniqueItems: true,
+          items: { type: 'string', minLength: 1, maxLength: 270 },
+          description:
+            'Hosts its fetch may reach: api.example.com, *.example.com (subdomains only), an IP address, each with an ' +
+            "optional :port (else 80 and 443); within the server's egress policy",
+        },
+      },
+      description: forPatch
+        ? 'What its fetch may reach; null removes it (no network)'
+        : 'What its fetch may reach; absent: no network',
     }),
   };
 }

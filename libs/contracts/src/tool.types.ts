@@ -10,6 +10,11 @@ export interface OpenAiFunctionSchema {
   function: { name?: string; description: string; parameters: JsonObject };
 }
 
+/** What a tool's `fetch` may reach: host patterns (`api.example.com`, `*.example.com`, with an optional `:port`). */
+export interface ToolNetwork {
+  allow: string[];
+}
+
 export interface ToolInput {
   title: string;
   description: string;
@@ -20,6 +25,7 @@ export interface ToolInput {
   memoryMb?: number;
   secrets?: Record<string, string>;
   allowedTools?: string[];
+  network?: ToolNetwork;
 }
 
 export interface ToolRecord {
@@ -41,6 +47,8 @@ export interface ToolRecord {
   version: number;
   secretNames: string[];
   allowedTools: string[];
+  /** The hosts its `fetch` may reach, in normal form; null: the tool has no network. */
+  network: ToolNetwork | null;
   createdAt: string;
   updatedAt: string;
 }

@@ -1,4 +1,5 @@
 import {
+  ConfigError,
   commonEnvProperties,
   databaseEnvProperties,
   loadConfig,
@@ -6,6 +7,7 @@ import {
   type EnvSchema,
 } from '@toolhost/config';
 import { DEFAULT_LIMITS, MAX_API_KEY_LENGTH } from '@toolhost/contracts';
+import { checkEgressSettings, egressPolicyEnvProperties, type EgressPolicyConfig } from '@toolhost/egress';
 
 /** The registry's environment. Read once at boot; nothing else reads process.env. */
 export const registryEnvSchema = {
@@ -13,6 +15,8 @@ export const registryEnvSchema = {
   properties: {
     ...commonEnvProperties,
     ...databaseEnvProperties,
+    // A tool's network.allow is checked against the operator's policy when it is saved.
+    ...egressPolicyEnvProperties,
     REGISTRY_PORT: { type: 'integer', default: 3001, minimum: 0, maximum: 65535, description: 'registry HTTP port' },
     REGISTRY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the registry listens on' },
     TOOLHOST_ADMIN_KEY: {
@@ -83,7 +87,7 @@ export const registryEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface RegistryConfig extends CommonConfig {
+export interface RegistryConfig extends CommonConfig, EgressPolicyConfig {
   DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;
@@ -103,5 +107,8 @@ export interface RegistryConfig extends CommonConfig {
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */
 export function loadRegistryConfig(env: NodeJS.ProcessEnv = process.env): Readonly<RegistryConfig> {
-  return loadConfig<RegistryConfig>(registryEnvSchema, env);
+  const config = loadConfig<RegistryConfig>(registryEnvSchema, env);
+  const problems = checkEgressSettings(config);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
 }

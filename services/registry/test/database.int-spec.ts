@@ -50,6 +50,7 @@ it('is idempotent, also when several processes migrate at once', async () => {
       'LastErrorOrder1796028000000',
       'FailurePerTree1796030500000',
       'PiToolName1796040000000',
+      'NetworkAllow1796050000000',
     ]);
   } finally {
     await fresh.drop();
@@ -79,6 +80,11 @@ it('refuses to change a tool version, but allows wiping its secrets', async () =
   ).rejects.toThrow(/immutable/);
   await expect(
     queryDatabase(database.url, `UPDATE tool_versions SET pi_tool_name = 'other' WHERE tool_id = $1`, [toolId]),
+  ).rejects.toThrow(/immutable/);
+  await expect(
+    queryDatabase(database.url, `UPDATE tool_versions SET network_allow = '{evil.example}' WHERE tool_id = $1`, [
+      toolId,
+    ]),
   ).rejects.toThrow(/immutable/);
   await queryDatabase(database.url, `UPDATE tool_versions SET secrets_ciphertext = NULL WHERE tool_id = $1`, [toolId]);
   await expect(

@@ -56,6 +56,7 @@ describe('POST /v1/tools and GET /v1/tools/{id}', () => {
       version: 1,
       secretNames: ['API_KEY', 'OTHER'],
       allowedTools: [],
+      network: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: expect.stringMatching(/Z$/),
     };

@@ -52,3 +52,17 @@ export const WORKER_GAUGES = {
 export const WORKER_HISTOGRAMS = {
   invocationDuration: define('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', ['status']),
 };
+
+// Tool code's fetch, counted by executors per request made or refused (a redirect hop is a request). The outcome is
+// the only label, and `host` beside it only when the operator names hosts to label (EGRESS_METRIC_HOSTS; any other
+// host is "other"), so the series stay bounded.
+export const WORKER_EGRESS_METRICS = {
+  requests: define('toolhost_worker_egress_requests_total', 'Egress requests of tool code by outcome', ['outcome']),
+  responseBytes: define('toolhost_worker_egress_response_bytes', 'Response body bytes read per egress request', [
+    'outcome',
+  ]),
+  duration: define('toolhost_worker_egress_duration_seconds', 'Time of one egress request', ['outcome']),
+};
+
+/** Buckets of the egress response sizes: 256 B .. 8 MiB (the default cap is 5 MiB). */
+export const EGRESS_BYTES_BUCKETS = [256, 1024, 4096, 16_384, 65_536, 262_144, 1_048_576, 5_242_880, 8_388_608];

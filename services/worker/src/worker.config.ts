@@ -1,5 +1,12 @@
-import { commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
+import { ConfigError, commonEnvProperties, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
 import { DEFAULT_LIMITS } from '@toolhost/contracts';
+import {
+  checkEgressSettings,
+  egressClientEnvProperties,
+  egressPolicyEnvProperties,
+  type EgressClientConfig,
+  type EgressPolicyConfig,
+} from '@toolhost/egress';
 
 /** The worker's environment. Read once at boot; nothing else reads process.env. */
 export const workerEnvSchema = {
@@ -105,10 +112,13 @@ export const workerEnvSchema = {
       minimum: 1,
       description: 'operator endpoint timeout',
     },
+    // The registry checks a tool's network.allow against the same policy at save; the worker again on every request.
+    ...egressPolicyEnvProperties,
+    ...egressClientEnvProperties,
   },
 } as const satisfies EnvSchema;
 
-export interface WorkerConfig extends CommonConfig {
+export interface WorkerConfig extends CommonConfig, EgressPolicyConfig, EgressClientConfig {
   WORKER_PORT: number;
   WORKER_HOST: string;
   REGISTRY_URL: string;
@@ -136,5 +146,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): Readonly
   if (config.NODE_ENV === 'production' && !config.INTERNAL_API_TOKEN) {
     throw new Error('Invalid configuration:\n  - INTERNAL_API_TOKEN: required in production');
   }
+  const problems = checkEgressSettings(config);
+  if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -5,6 +5,7 @@ import { FailureCountByFinishOrder1796027000000 } from './migrations/17960270000
 import { LastErrorOrder1796028000000 } from './migrations/1796028000000-last-error-order.migration';
 import { FailurePerTree1796030500000 } from './migrations/1796030500000-failure-per-tree.migration';
 import { PiToolName1796040000000 } from './migrations/1796040000000-pi-tool-name.migration';
+import { NetworkAllow1796050000000 } from './migrations/1796050000000-network-allow.migration';
 
 /** Every migration, in order. Listed explicitly: no glob, so the build output cannot pick up stale files. */
 export const REGISTRY_MIGRATIONS = [
@@ -13,6 +14,7 @@ export const REGISTRY_MIGRATIONS = [
   LastErrorOrder1796028000000,
   FailurePerTree1796030500000,
   PiToolName1796040000000,
+  NetworkAllow1796050000000,
 ];
 
 /** TypeORM options of the registry. Never `synchronize`: the schema changes only through migrations. */

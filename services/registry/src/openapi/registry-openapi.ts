@@ -42,6 +42,7 @@ const toolRecordSchema: Schema = {
     'version',
     'secretNames',
     'allowedTools',
+    'network',
     'createdAt',
     'updatedAt',
   ],
@@ -64,6 +65,11 @@ const toolRecordSchema: Schema = {
     version: { type: 'integer', minimum: 1 },
     secretNames: { type: 'array', items: { type: 'string' }, description: 'Secret values are never returned' },
     allowedTools: { type: 'array', items: { type: 'string' }, description: '[] also when the tool sets none' },
+    network: nullable('object', {
+      required: ['allow'],
+      properties: { allow: { type: 'array', items: { type: 'string' } } },
+      description: 'The hosts its fetch may reach, in normal form; null: no network',
+    }),
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
@@ -125,8 +131,8 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
         event: {
           type: 'string',
           description:
-            'tool.created, tool.updated, tool.deleted, tool.disabled, tool.enabled, tool.imported, tool.exported, or ' +
-            'a ctx.audit event',
+            'tool.created, tool.updated, tool.deleted, tool.disabled, tool.enabled, tool.imported, tool.exported, ' +
+            'tool.call, egress (a request of its fetch), or a ctx.audit event',
         },
         data: {},
         invocationId: nullable('string'),
@@ -158,6 +164,12 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
         memoryMb: { type: 'integer' },
         allowedTools: nullable('array', { items: { type: 'string' } }),
         piToolName: { type: 'string', description: 'The pi registration to run; absent: the first registered' },
+        network: {
+          type: 'object',
+          required: ['allow'],
+          properties: { allow: { type: 'array', items: { type: 'string' } } },
+          description: 'The hosts its fetch may reach; absent: no network',
+        },
         secrets: { type: 'object', additionalProperties: { type: 'string' } },
         createdAt: { type: 'string', format: 'date-time' },
       },

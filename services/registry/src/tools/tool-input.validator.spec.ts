@@ -1,4 +1,5 @@
 import { ErrorCode } from '@toolhost/contracts';
+import { operatorPolicyOf } from '@toolhost/egress';
 import { RegistryError } from '../errors/registry.error';
 import { ToolInputValidator } from './tool-input.validator';
 
@@ -33,6 +34,7 @@ describe('ToolInputValidator.parseCreate', () => {
       memoryMb: 64,
       allowedTools: null,
       piToolName: null,
+      networkAllow: null,
     });
     expect(secrets).toEqual({});
   });
@@ -192,5 +194,64 @@ describe('ToolInputValidator.parsePatch', () => {
       outputSchema: null,
       allowedTools: null,
     });
+  });
+});
+
+describe('network.allow', () => {
+  const policy = operatorPolicyOf({
+    EGRESS_TOOL_HOSTS: 'on',
+    EGRESS_ALLOW: '*.example.com, api.partner.io:8443',
+    EGRESS_DENY: 'internal.example.com',
+  });
+  const withPolicy = new ToolInputValidator({ maxTimeoutMs: 30_000, maxMemoryMb: 256 }, policy);
+
+  it('stores the hosts in normal form, each once', () => {
+    const { fields } = withPolicy.parseCreate({
+      ...base,
+      network: { allow: ['API.example.com', 'api.example.com.', '*.cdn.example.com', 'api.partner.io:8443'] },
+    });
+    expect(fields.networkAllow).toEqual(['api.example.com', '*.cdn.example.com', 'api.partner.io:8443']);
+  });
+
+  it('answers 400 naming each host that is malformed, outside the policy, or refused by it', () => {
+    const error = errorOf(() =>
+      withPolicy.parseCreate({
+        ...base,
+        network: { allow: ['api.example.com', 'evil.io', 'https://x.example.com/', 'internal.example.com'] },
+      }),
+    );
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+    expect(error.message).toMatch(/evil\.io/);
+    expect(error.details).toMatchObject({
+      errors: [
+        { path: '/network/allow/1', message: expect.stringMatching(/^evil\.io is outside/) },
+        { path: '/network/allow/2', message: expect.stringMatching(/not a URL/) },
+        { path: '/network/allow/3', message: expect.stringMatching(/^internal\.example\.com is refused/) },
+      ],
+    });
+  });
+
+  it('refuses any host when no operator policy is given or tool hosts are off', () => {
+    expect(errorOf(() => validator.parseCreate({ ...base, network: { allow: ['api.example.com'] } })).message).toMatch(
+      /network/,
+    );
+    expect(validator.parseCreate({ ...base, network: { allow: [] } }).fields.networkAllow).toEqual([]);
+  });
+
+  it('refuses a network without allow, extra fields and too many hosts by schema', () => {
+    expect(errorOf(() => withPolicy.parseCreate({ ...base, network: {} })).message).toMatch(/allow/);
+    expect(errorOf(() => withPolicy.parseCreate({ ...base, network: { allow: [], deny: [] } })).code).toBe(
+      ErrorCode.BAD_REQUEST,
+    );
+    const many = Array.from({ length: 51 }, (_, index) => `h${index}.example.com`);
+    expect(errorOf(() => withPolicy.parseCreate({ ...base, network: { allow: many } })).message).toMatch(/network/);
+  });
+
+  it('sets, and clears with null, on a patch (named network in what changed)', () => {
+    const set = withPolicy.parsePatch({ network: { allow: ['api.example.com'] } });
+    expect(set.fields).toEqual({ networkAllow: ['api.example.com'] });
+    expect(set.changed).toEqual(['network']);
+    expect(withPolicy.parsePatch({ network: null }).fields).toEqual({ networkAllow: null });
+    expect(errorOf(() => withPolicy.parsePatch({ network: { allow: ['evil.io'] } })).message).toMatch(/evil\.io/);
   });
 });

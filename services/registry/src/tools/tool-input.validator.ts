@@ -7,6 +7,7 @@ import {
   type ToolLimitCaps,
   type ToolRecord,
 } from '@toolhost/contracts';
+import { checkToolAllowList, type OperatorPolicy } from '@toolhost/egress';
 import { detectShape } from '@toolhost/sandbox';
 import { RegistryError, type FieldProblem } from '../errors/registry.error';
 import { BodyValidator, type BodyCheck } from '../validation/body-validator';
@@ -23,6 +24,8 @@ export type ToolVersionFields = Pick<
   allowedTools: string[] | null;
   /** The pi registration the code runs (set by a pi import); null: the first it registers. Not part of ToolInput. */
   piToolName: string | null;
+  /** `network.allow` in normal form; null: the tool has no network. */
+  networkAllow: string[] | null;
 };
 
 /** What a pi module's ToolInput may leave out, for its registerTool call to give. */
@@ -65,14 +68,23 @@ interface RawToolBody {
   memoryMb?: number;
   secrets?: Record<string, string | null>;
   allowedTools?: string[] | null;
+  // Read only as far as it has the right shape: the schema check names what is wrong with it.
+  network?: { allow?: unknown } | null;
 }
+
+/** Any operator policy lets a tool list nothing; a validator without one (tests) refuses every host. */
+const NO_NETWORK: OperatorPolicy = { toolHosts: false, allow: [], deny: [] };
 
 /** Parses ToolInput bodies (POST and PATCH): shape by ajv, then the checks a schema cannot express. */
 export class ToolInputValidator {
   private readonly create: BodyValidator<RawToolBody>;
   private readonly patch: BodyValidator<RawToolBody>;
 
-  constructor(caps: ToolLimitCaps) {
+  /** `operator`: the server's egress policy, which a tool's `network.allow` must stay within. */
+  constructor(
+    caps: ToolLimitCaps,
+    private readonly operator: OperatorPolicy = NO_NETWORK,
+  ) {
     this.create = new BodyValidator<RawToolBody>(createToolBodySchema(caps));
     this.patch = new BodyValidator<RawToolBody>(patchToolBodySchema(caps));
   }
@@ -95,6 +107,7 @@ export class ToolInputValidator {
     const problems: FieldProblem[] = [];
     const form = resolveForm(raw, problems, true);
     checkContent(raw, form, problems);
+    const networkAllow = checkNetwork(raw, this.operator, problems);
     const all = mergeProblems(checked, problems);
     if (all.length > 0) return { problems: all, unknownField: checked.unknownField };
     const fields: ToolVersionFields = {
@@ -107,6 +120,7 @@ export class ToolInputValidator {
       memoryMb: raw.memoryMb ?? DEFAULT_LIMITS.memoryMb,
       allowedTools: raw.allowedTools ?? null,
       piToolName: null,
+      networkAllow: networkAllow ?? null,
     };
     return {
       problems: [],
@@ -121,6 +135,7 @@ export class ToolInputValidator {
     const problems: FieldProblem[] = [];
     const form = resolveForm(raw, problems, false);
     checkContent(raw, form, problems);
+    const networkAllow = checkNetwork(raw, this.operator, problems);
     throwProblems(checked, problems);
     const fields: Partial<ToolVersionFields> = {};
     if (raw.title !== undefined) fields.title = raw.title;
@@ -131,10 +146,29 @@ export class ToolInputValidator {
     if (raw.timeoutMs !== undefined) fields.timeoutMs = raw.timeoutMs;
     if (raw.memoryMb !== undefined) fields.memoryMb = raw.memoryMb;
     if (raw.allowedTools !== undefined) fields.allowedTools = raw.allowedTools;
-    const changed = Object.keys(fields);
+    if (raw.network !== undefined) fields.networkAllow = networkAllow ?? null;
+    const changed = Object.keys(fields).map((name) => (name === 'networkAllow' ? 'network' : name));
     if (raw.secrets !== undefined) changed.push('secrets');
     return { fields, ...(raw.secrets === undefined ? {} : { secrets: raw.secrets }), changed };
   }
+}
+
+/**
+ * `network.allow` checked against the operator's policy, each problem naming its host; the entries in normal form.
+ * Undefined when the body has no list (or one the schema already refused).
+ */
+function checkNetwork(raw: RawToolBody, operator: OperatorPolicy, problems: FieldProblem[]): string[] | undefined {
+  const allow = isObject(raw.network) ? raw.network.allow : undefined;
+  if (!Array.isArray(allow) || !allow.every((entry): entry is string => typeof entry === 'string')) return undefined;
+  const checked = checkToolAllowList(allow, operator);
+  for (const problem of checked.problems) {
+    problems.push({
+      path: problem.index < 0 ? '/network/allow' : `/network/allow/${problem.index}`,
+      message: problem.message,
+    });
+  }
+  // Two entries that are the same pattern written differently are kept once.
+  return [...new Set(checked.patterns.map((pattern) => pattern.text))];
 }
 
 /**

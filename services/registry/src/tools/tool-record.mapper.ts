@@ -34,6 +34,7 @@ export function toToolRecord(tool: ToolEntity, version: ToolVersionEntity): Tool
     version: tool.currentVersion,
     secretNames: [...version.secretNames],
     allowedTools: version.allowedTools ? [...version.allowedTools] : [],
+    network: version.networkAllow ? { allow: [...version.networkAllow] } : null,
     createdAt: tool.createdAt.toISOString(),
     updatedAt: tool.updatedAt.toISOString(),
   };
@@ -63,6 +64,7 @@ export function toInternalToolVersion(
     memoryMb: version.memoryMb,
     allowedTools: version.allowedTools,
     ...(version.piToolName === null ? {} : { piToolName: version.piToolName }),
+    ...(version.networkAllow === null ? {} : { network: { allow: [...version.networkAllow] } }),
     secrets,
     createdAt: version.createdAt.toISOString(),
   };

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { disableToolBodySchema, type ToolRecord, type ToolVersionSummary } from '@toolhost/contracts';
+import { operatorPolicyOf } from '@toolhost/egress';
 import { decodeAuditCursor, encodeAuditCursor } from '../audit/audit-cursor';
 import type { AuditItem } from '../audit/audit-event';
 import { AuditRepository } from '../audit/audit.repository';
@@ -40,10 +41,10 @@ export class ToolsService {
     private readonly events: ToolEventsPublisher,
     piModules: PiModuleInspector,
   ) {
-    this.input = new ToolInputValidator({
-      maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS,
-      maxMemoryMb: config.MAX_TOOL_MEMORY_MB,
-    });
+    this.input = new ToolInputValidator(
+      { maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB },
+      operatorPolicyOf(config),
+    );
     this.piInput = new PiToolInput(piModules, this.input);
   }
 
@@ -56,7 +57,12 @@ export class ToolsService {
     const row = this.versionRow(fields, secrets, id, 1);
     const created = await this.tools.create(id, caller.tenantId, row, {
       event: 'tool.created',
-      data: { version: 1, title: fields.title, secretNames: row.secretNames },
+      data: {
+        version: 1,
+        title: fields.title,
+        secretNames: row.secretNames,
+        ...(fields.networkAllow ? { network: fields.networkAllow } : {}),
+      },
       actor: caller.keyId,
     });
     return this.announce(created);
@@ -210,6 +216,7 @@ function fieldsOf({ tool, version }: CurrentTool): ToolVersionFields {
     memoryMb: version.memoryMb,
     allowedTools: version.allowedTools,
     piToolName: version.piToolName,
+    networkAllow: version.networkAllow,
   };
 }
 

@@ -27,7 +27,8 @@ export function functionNameOf(title: string): string {
  * One tool as a TradingGoose custom tool: title, the OpenAI form of its description and input schema, and its code as
  * stored. Secrets stay out by name only: the code keeps its `{{NAME}}` placeholders and `env.NAME` reads, and the file
  * lists no secret names or values. `function.name` is the pi registration a pi-module tool runs (so the import picks
- * the same one), else a name made from the title. Limits, `outputSchema` and `allowedTools` have no place in the format.
+ * the same one), else a name made from the title. Limits, `outputSchema`, `allowedTools` and `network` have no place in
+ * the format (an imported tool has no network until its owner grants it hosts).
  */
 export function toTradingGooseTool({ version }: CurrentTool): TradingGooseCustomTool {
   return {

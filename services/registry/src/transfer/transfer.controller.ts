@@ -40,7 +40,7 @@ export class TransferController {
     description:
       'Every tool of the tenant (any status), or those `ids` lists. The file imports back into another tenant as ' +
       'the same tools. Secret values never leave: code keeps its `{{NAME}}` placeholders and the file names no ' +
-      'secrets. Limits, outputSchema and allowedTools have no place in the format and are left out.',
+      'secrets. Limits, outputSchema, allowedTools and network have no place in the format and are left out.',
   })
   @ApiSecurity('tenantKey', ['tools:read'])
   @ApiQuery({

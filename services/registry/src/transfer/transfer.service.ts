@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorCode, parseToolRef, toolNameOf, type ImportResult, type TradingGooseFile } from '@toolhost/contracts';
+import { operatorPolicyOf } from '@toolhost/egress';
 import { AuditRepository } from '../audit/audit.repository';
 import type { TenantPrincipal } from '../auth/principal';
 import { RegistryError } from '../errors/registry.error';
@@ -38,10 +39,11 @@ export class TransferService {
     private readonly events: ToolEventsPublisher,
     piModules: PiModuleInspector,
   ) {
-    const input = new ToolInputValidator({
-      maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS,
-      maxMemoryMb: config.MAX_TOOL_MEMORY_MB,
-    });
+    // Neither format carries `network` (TradingGoose has no such field): imported tools have no network until a PATCH.
+    const input = new ToolInputValidator(
+      { maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB },
+      operatorPolicyOf(config),
+    );
     this.tradingGoose = new TradingGooseImporter(input, piModules, config.IMPORT_MAX_TOOLS);
     this.piModule = new PiModuleImporter(input, piModules, config.IMPORT_MAX_TOOLS);
   }

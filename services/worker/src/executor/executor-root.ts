@@ -6,6 +6,7 @@ import { BuiltinRegistry } from '../builtins/builtin-registry';
 import { CalculateBuiltin } from '../builtins/calculate.builtin';
 import { OperatorToolsClient } from '../builtins/operator-tools.client';
 import { CrashSuspects } from '../crash-blame/crash-suspects';
+import { WorkerEgress } from '../egress/worker-egress';
 import { executorLockDurationMs } from '../ipc/executor-deadlines';
 import { InvocationProcessor, type SoloRuns } from './invocation.processor';
 import { InvocationRunner } from '../run/invocation-runner';
@@ -32,6 +33,7 @@ export class ExecutorRoot {
   private readonly outcomes: OutcomePublisher;
   private readonly toolChanges: ToolChangeSubscriber;
   private readonly builtins: BuiltinRegistry;
+  private readonly egress: WorkerEgress;
   private readonly processor: InvocationProcessor;
   private readonly suspects: CrashSuspects | undefined;
   private started = false;
@@ -72,6 +74,7 @@ export class ExecutorRoot {
       ? new OperatorToolsClient(config.BUILTIN_TOOLS_URL, config.BUILTIN_TOOLS_TIMEOUT_MS)
       : undefined;
     this.builtins = new BuiltinRegistry([new CalculateBuiltin()], operator);
+    this.egress = new WorkerEgress(config, metrics, logger);
     const runner = new InvocationRunner(
       this.catalog,
       parts.sandbox,
@@ -82,6 +85,7 @@ export class ExecutorRoot {
         wallClockMs: config.INVOCATION_WALL_CLOCK_MS,
         toolCallBudget: config.TOOL_CALL_BUDGET,
       },
+      this.egress,
     );
     this.processor = new InvocationProcessor(
       runner,
@@ -155,6 +159,7 @@ export class ExecutorRoot {
     await this.outcomes.drain();
     await this.sandbox.close();
     await this.builtins.close();
+    await this.egress.close();
     await this.toolChanges.close();
     await Promise.allSettled([this.producer.quit(), this.queueConnection.quit()]);
   }

@@ -17,6 +17,7 @@ import { outcomeOf } from '../outcomes/outcome-of';
 import { SecretMask } from './secret-mask';
 import type { CallAnswer } from './call-answer';
 import { ToolCallBridge } from './tool-call-bridge';
+import type { WorkerEgress } from '../egress/worker-egress';
 
 export interface RunnerLimits {
   wallClockMs: number;
@@ -47,6 +48,8 @@ export class InvocationRunner {
     private readonly schemas: InputValidatorCache,
     private readonly outcomes: OutcomeSink,
     private readonly limits: RunnerLimits,
+    /** Tool code's `fetch`; none: every fetch is refused NETWORK_DENIED. */
+    private readonly egress?: WorkerEgress,
   ) {}
 
   async runJob(job: InvocationJob): Promise<RootResult> {
@@ -58,6 +61,7 @@ export class InvocationRunner {
       input: job.input,
       context: job.context,
       budget: new CallBudget(this.limits.toolCallBudget),
+      ...(this.egress ? { egressBudget: this.egress.budget() } : {}),
       deadlineAt: Date.now() + this.limits.wallClockMs,
       secrets: new SecretMask(),
       outcomes: new OutcomeWrites(this.outcomes),
@@ -104,30 +108,34 @@ export class InvocationRunner {
       this.builtins,
       this.schemas,
       (nested) => this.runNested(nested),
+      this.egress,
     );
     plan.callsAnswered = () => bridge.idle();
-    const ran = await this.sandbox.run(
-      {
-        tenantId: plan.tenantId,
-        toolId: plan.toolId,
-        version: plan.version,
-        code: tool.code,
-        ...(tool.piToolName === undefined ? {} : { piToolName: tool.piToolName }),
-        input: plan.input,
-        secrets: tool.secrets,
-        context: runContext,
-        limits: {
-          timeoutMs: tool.timeoutMs,
-          memoryMb: tool.memoryMb,
-          wallClockMs: remainingMs,
-          maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
-          maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
-          maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+    // Requests the code left open when its run ended (returned without awaiting them, timed out) are aborted.
+    const ran = await this.sandbox
+      .run(
+        {
+          tenantId: plan.tenantId,
+          toolId: plan.toolId,
+          version: plan.version,
+          code: tool.code,
+          ...(tool.piToolName === undefined ? {} : { piToolName: tool.piToolName }),
+          input: plan.input,
+          secrets: tool.secrets,
+          context: runContext,
+          limits: {
+            timeoutMs: tool.timeoutMs,
+            memoryMb: tool.memoryMb,
+            wallClockMs: remainingMs,
+            maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
+            maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
+            maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+          },
         },
-      },
-      bridge,
-      plan.budget,
-    );
+        bridge,
+        plan.budget,
+      )
+      .finally(() => bridge.endRun());
     // Masked with the secrets of the whole tree: a callee's error, logged or thrown by its caller, is masked too.
     const outcome = plan.secrets.outcome(ran);
     if (outcome.status === 'succeeded' && tool.outputSchema) {

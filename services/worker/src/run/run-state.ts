@@ -1,5 +1,6 @@
 import type { InvocationContext, JsonValue } from '@toolhost/contracts';
 import type { AuditEntry } from '@toolhost/queue';
+import type { EgressBudget } from '@toolhost/egress';
 import type { CallBudget } from '@toolhost/sandbox';
 import type { OutcomeWrites } from './outcome-writes';
 import type { SecretMask } from './secret-mask';
@@ -20,6 +21,8 @@ export interface RunState {
   context: InvocationContext;
   /** Shared by the whole tree. */
   budget: CallBudget;
+  /** The tree's fetch budget (requests, and requests in flight); shared by the tree. None: the worker has no egress. */
+  egressBudget?: EgressBudget;
   /** Epoch ms by which the whole tree must be done. */
   deadlineAt: number;
   /** Secrets of every tool resolved in the tree so far, masked in every record the tree writes. Shared by the tree. */

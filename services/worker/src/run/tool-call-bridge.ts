@@ -9,6 +9,8 @@ import {
 } from '@toolhost/contracts';
 import {
   BOUNDARY_CAPS,
+  type EgressRequest,
+  type EgressResponse,
   type RunContext,
   type ToolBridge,
   type ToolCallAnswer,
@@ -23,6 +25,8 @@ import { nestedInvocationId } from './nested-invocation-id';
 import type { AuditLog, RunState } from './run-state';
 import type { CallAnswer } from './call-answer';
 import { InFlight } from './in-flight';
+import type { WorkerEgress } from '../egress/worker-egress';
+import { RunEgress } from './run-egress';
 
 const MAX_AUDIT_ROWS_PER_RUN = 100;
 // The sandbox's own caps: it refuses longer events and larger data itself, before a host round trip; a bridge that
@@ -39,8 +43,9 @@ const refused = (error: ErrorCode, details: JsonValue): CallAnswer => {
 export type NestedRun = (plan: RunState) => Promise<CallAnswer>;
 
 /**
- * The host side of `ctx.tools` and `ctx.audit` for one run. The budget is taken by the sandbox before a call
- * reaches here; this class enforces `allowedTools`, resolves and validates the callee, and dispatches it.
+ * The host side of `ctx.tools`, `ctx.audit` and `fetch` for one run. The budget is taken by the sandbox before a call
+ * reaches here; this class enforces `allowedTools`, resolves and validates the callee, and dispatches it. Its
+ * requests go through the worker's egress (RunEgress), each audited.
  */
 export class ToolCallBridge implements ToolBridge {
   /**
@@ -60,7 +65,13 @@ export class ToolCallBridge implements ToolBridge {
     private readonly builtins: BuiltinRegistry,
     private readonly schemas: InputValidatorCache,
     private readonly runNested: NestedRun,
-  ) {}
+    /** The executor's egress; none: every fetch is refused NETWORK_DENIED (and audited). */
+    egress?: WorkerEgress,
+  ) {
+    this.egress = new RunEgress(egress, caller, plan, (event, data) => this.recordAudit(event, data));
+  }
+
+  private readonly egress: RunEgress;
 
   /** Calls dispatched and not answered yet (their audit rows are still to come). */
   private readonly calls = new InFlight();
@@ -94,6 +105,16 @@ export class ToolCallBridge implements ToolBridge {
     }
     this.recordAudit('tool.call', { tool: name, callIndex, status: call.failed ? 'failed' : 'succeeded' });
     return call.answer;
+  }
+
+  fetch(request: EgressRequest, signal: AbortSignal): Promise<EgressResponse> {
+    // Tracked like calls: the run's outcome waits for their audit rows (they are aborted when the run ends).
+    return this.calls.track(this.egress.fetch(request, signal));
+  }
+
+  /** The run has ended: requests it left open are aborted. */
+  endRun(): void {
+    this.egress.end();
   }
 
   audit(event: string, data?: JsonValue): Promise<void> {
@@ -180,6 +201,7 @@ export class ToolCallBridge implements ToolBridge {
       input,
       context: this.plan.context,
       budget: this.plan.budget,
+      ...(this.plan.egressBudget ? { egressBudget: this.plan.egressBudget } : {}),
       deadlineAt: this.plan.deadlineAt,
       secrets: this.plan.secrets,
       outcomes: this.plan.outcomes,

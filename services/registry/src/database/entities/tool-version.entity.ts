@@ -52,6 +52,10 @@ export class ToolVersionEntity {
   @Column({ name: 'pi_tool_name', type: 'text', nullable: true })
   piToolName!: string | null;
 
+  /** The hosts its `fetch` may reach (`network.allow`, normal form); null: no network. */
+  @Column({ name: 'network_allow', type: 'text', array: true, nullable: true })
+  networkAllow!: string[] | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 }
