@@ -1,7 +1,8 @@
 // The cost of one sandboxed `fetch` (issue 19): a tool that fetches a small JSON answer from a local HTTP server
-// and returns it, against the same request made directly with undici. The bridge's fetch is a plain
-// `undici.request` to that server (no egress policy, no DNS): what is measured is the sandbox boundary itself,
-// the request and response crossing it and the Response built in the isolate, plus the run around it.
+// and returns it, against the same request made directly with undici. Two bridges: a plain `undici.request` to
+// that server (no egress policy, no DNS), which measures the sandbox boundary itself (the request and response
+// crossing it, the Response built in the isolate, the run around it); and the worker's EgressClient (the policy,
+// the address check, the pinned connection), which is what a tool's fetch costs in production.
 import type { JsonValue } from '@toolhost/contracts';
 import {
   CallBudget,
@@ -14,6 +15,7 @@ import {
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { EgressBudget, EgressClient, EgressPolicy, parseCidr } from '@toolhost/egress';
 import { Sampler, type MeasureBudget, type Measurement } from './bench-measure';
 
 const BODY = JSON.stringify({ symbol: 'ACME', price: 123.45, currency: 'USD', at: '2026-12-01T00:00:00Z' });
@@ -53,6 +55,20 @@ const bridge: ToolBridge = {
   },
 };
 
+/**
+ * ToolBridge.fetch as the worker makes it: the egress client with the tool's policy (its `network.allow` names the
+ * server, the loopback range opened as EGRESS_ALLOW_CIDRS opens it in tests), the host resolved and checked, the
+ * connection pinned to the checked address.
+ */
+function egressBridge(client: EgressClient, host: string): ToolBridge {
+  const policy = EgressPolicy.forTool([host], { toolHosts: true, allow: [], deny: [] });
+  return {
+    ...bridge,
+    fetch: (req, signal) =>
+      client.fetch(req, { policy, signal, deadline: Date.now() + 30_000, budget: new EgressBudget(50, 10) }),
+  };
+}
+
 function runRequest(url: string, i: number): RunRequest {
   return {
     tenantId: 'bench-fetch',
@@ -84,10 +100,24 @@ export async function measureFetch(rounds: number): Promise<string[]> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/quote`;
   const runtime = new SandboxRuntime();
+  const loopback = parseCidr('127.0.0.1/32');
+  const client = new EgressClient({
+    maxResponseBytes: 5 << 20,
+    maxRequestBytes: 1 << 20,
+    timeoutMs: 10_000,
+    ...(loopback ? { allowCidrs: [loopback] } : {}),
+  });
+  const viaEgress = egressBridge(client, new URL(url).host);
   let i = 0;
   const sandboxed = async (): Promise<JsonValue> => {
     i += 1;
     const outcome = await runtime.run(runRequest(url, i), bridge, new CallBudget());
+    if (outcome.status !== 'succeeded') throw new Error(`run failed: ${outcome.error.code} ${outcome.error.message}`);
+    return outcome.result;
+  };
+  const egressed = async (): Promise<JsonValue> => {
+    i += 1;
+    const outcome = await runtime.run(runRequest(url, i), viaEgress, new CallBudget());
     if (outcome.status !== 'succeeded') throw new Error(`run failed: ${outcome.error.code} ${outcome.error.message}`);
     return outcome.result;
   };
@@ -96,19 +126,21 @@ export async function measureFetch(rounds: number): Promise<string[]> {
     return (await answer.body.json()) as JsonValue;
   };
   const expected = JSON.parse(BODY) as JsonValue;
-  for (const call of [sandboxed, direct]) {
+  for (const call of [sandboxed, egressed, direct]) {
     const got = JSON.stringify(await call());
     if (got !== BODY) throw new Error(`fetch bench: got ${got}, expected ${JSON.stringify(expected)}`);
   }
   const samplers: [string, Sampler][] = [
     ['direct `undici.request` + `body.json()`', new Sampler(direct, BUDGET)],
     ['a tool: `fetch` + `json()` in the sandbox (bridge: `undici.request`)', new Sampler(sandboxed, BUDGET)],
+    ["a tool: `fetch` + `json()` in the sandbox (bridge: the worker's `EgressClient`)", new Sampler(egressed, BUDGET)],
   ];
   for (let round = 0; round < rounds; round += 1) {
     for (const [, sampler] of samplers) await sampler.round(rounds);
     process.stderr.write('.');
   }
   runtime.dispose();
+  await client.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   const results: [string, Measurement][] = samplers.map(([name, sampler]) => [name, sampler.result()]);
   const [, base] = results[0] as [string, Measurement];
