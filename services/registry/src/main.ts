@@ -19,9 +19,7 @@ async function bootstrap(): Promise<void> {
   );
   const app = await createRegistryApp(config);
   // Exit 0 after a graceful close (process managers and the start script read that as a clean stop).
-  // The signals that mean "stop" (an orchestrator, Ctrl-C, a closed terminal); Nest's default list also takes
-  // SIGUSR2 and the fault signals, which profilers and debuggers send without meaning it.
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP'], { useProcessExit: true });
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
   await app.listen(config.REGISTRY_PORT, config.REGISTRY_HOST);
 }
 

@@ -20,9 +20,7 @@ export async function createWorkerApp(
   );
   app.useLogger(app.get(Logger));
   // Exit 0 after a clean drain (Nest would otherwise re-raise the signal, which orchestrators read as a crash).
-  // The signals that mean "stop" (an orchestrator, Ctrl-C, a closed terminal); Nest's default list also takes
-  // SIGUSR2 and the fault signals, which profilers and debuggers send without meaning it.
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP'], { useProcessExit: true });
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
   return app;
 }
 
