@@ -21,6 +21,7 @@ import type { RegistryClient } from '../registry/registry.client';
 import { ToolCatalog } from '../registry/tool-catalog';
 import { loadWorkerConfig } from '../worker.config';
 import { InvocationRunner } from './invocation-runner';
+import { toolVersion } from '../../test/tool-version';
 
 const API_KEY = 'sk-live-programs-0123';
 const tenantId = randomUUID();
@@ -66,26 +67,8 @@ const PROGRAM = `export async function handle(input) {
 }`;
 
 function addTool(code: string, allow: string[]): InternalToolVersion {
-  const id = randomUUID();
-  const tool: InternalToolVersion = {
-    id,
-    toolName: `custom_${id}`,
-    tenantId,
-    version: 1,
-    title: 't',
-    description: 'd',
-    inputSchema: { type: 'object' },
-    outputSchema: null,
-    code,
-    codeSha256: 'x',
-    timeoutMs: 5_000,
-    memoryMb: 64,
-    allowedTools: null,
-    secrets: { API_KEY },
-    createdAt: new Date().toISOString(),
-    network: { allow },
-  };
-  tools.set(id, tool);
+  const tool = toolVersion(tenantId, { code, timeoutMs: 5_000, secrets: { API_KEY }, network: { allow } });
+  tools.set(tool.id, tool);
   return tool;
 }
 

@@ -17,31 +17,14 @@ import { InvocationRunner } from './invocation-runner';
 import { OutcomeWriteError } from './outcome-write.error';
 import type { OutcomeSink } from './outcome-writes';
 import { defined } from '../../../../test/support/defined';
+import { toolVersion } from '../../test/tool-version';
 
 const tenantId = randomUUID();
 const tools = new Map<string, InternalToolVersion>();
 
 function addTool(code: string, extra: Partial<InternalToolVersion> = {}): InternalToolVersion {
-  const id = randomUUID();
-  const tool: InternalToolVersion = {
-    id,
-    toolName: `custom_${id}`,
-    tenantId,
-    version: 1,
-    title: 't',
-    description: 'd',
-    inputSchema: { type: 'object' },
-    outputSchema: null,
-    code,
-    codeSha256: 'x',
-    timeoutMs: 2_000,
-    memoryMb: 64,
-    allowedTools: null,
-    secrets: {},
-    createdAt: new Date().toISOString(),
-    ...extra,
-  };
-  tools.set(id, tool);
+  const tool = toolVersion(tenantId, { code, ...extra });
+  tools.set(tool.id, tool);
   return tool;
 }
 

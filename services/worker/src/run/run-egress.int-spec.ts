@@ -25,6 +25,7 @@ import type { RunState } from './run-state';
 import type { SandboxRunner } from './sandbox-runner';
 import { SecretMask } from './secret-mask';
 import { ToolCallBridge } from './tool-call-bridge';
+import { toolVersion } from '../../test/tool-version';
 
 const API_KEY = 'sk-live-0123456789';
 let server: Server;
@@ -66,28 +67,8 @@ function requestsCounter(): Counter {
 }
 
 const tenantId = randomUUID();
-const toolWith = (extra: Partial<InternalToolVersion> = {}): InternalToolVersion => {
-  const id = randomUUID();
-  return {
-    id,
-    toolName: `custom_${id}`,
-    tenantId,
-    version: 1,
-    title: 't',
-    description: 'd',
-    inputSchema: { type: 'object' },
-    outputSchema: null,
-    code: 'return 1',
-    codeSha256: 'x',
-    timeoutMs: 2_000,
-    memoryMb: 64,
-    allowedTools: null,
-    secrets: { API_KEY },
-    createdAt: new Date().toISOString(),
-    network: { allow: [`api.test:${port}`] },
-    ...extra,
-  };
-};
+const toolWith = (extra: Partial<InternalToolVersion> = {}): InternalToolVersion =>
+  toolVersion(tenantId, { secrets: { API_KEY }, network: { allow: [`api.test:${port}`] }, ...extra });
 
 function bridgeFor(tool: InternalToolVersion, withEgress = true): { bridge: ToolCallBridge; audits: AuditEntry[] } {
   const plan: RunState = {
