@@ -128,8 +128,9 @@ function parseEgressRequest(json: string, body: string): EgressRequest {
     headers?: unknown;
     body?: unknown;
     timeoutMs?: unknown;
+    redirect?: unknown;
   };
-  const { url, method, headers, timeoutMs } = meta;
+  const { url, method, headers, timeoutMs, redirect } = meta;
   if (!isString(url) || url.length > BOUNDARY_CAPS.fetchUrlChars) throw new TypeError('fetch: the URL is not valid');
   if (!isString(method) || !/^[!#$%&'*+\-.^_`|~0-9A-Z]+$/.test(method)) {
     throw new TypeError('fetch: the method is not valid');
@@ -153,6 +154,12 @@ function parseEgressRequest(json: string, body: string): EgressRequest {
   const request: EgressRequest = { url, method, headers: pairs };
   if (meta.body === true) request.body = Buffer.from(body, 'latin1');
   if (typeof timeoutMs === 'number' && timeoutMs >= 0) request.timeoutMs = timeoutMs;
+  if (redirect !== undefined) {
+    if (redirect !== 'follow' && redirect !== 'manual' && redirect !== 'error') {
+      throw new TypeError('fetch: redirect is not valid');
+    }
+    request.redirect = redirect;
+  }
   return request;
 }
 

@@ -15,7 +15,7 @@ import {
   type ToolLimitCaps,
 } from '@toolhost/contracts';
 import { openApiDocument, schemaRef as ref, serveOpenApi, type JsonSchemaObject } from '@toolhost/observability';
-import type { RegistryConfig } from '../registry.config';
+import { toolLimitCapsOf, type RegistryConfig } from '../registry.config';
 
 type Schema = JsonSchemaObject;
 
@@ -200,7 +200,7 @@ export function setupRegistryOpenApi(app: INestApplication, config: Readonly<Reg
       tenantKey: { type: 'http', scheme: 'bearer', description: 'A tenant key (thk_…) with the scope named' },
       internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN (gateway, worker)' },
     },
-    schemas: registrySchemas({ maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB }),
+    schemas: registrySchemas(toolLimitCapsOf(config)),
   });
   serveOpenApi(app, document, 'toolhost registry');
 }

@@ -8,7 +8,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import type { TenantPrincipal } from '../auth/principal';
 import { RegistryError } from '../errors/registry.error';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
-import type { RegistryConfig } from '../registry.config';
+import { toolLimitCapsOf, type RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
 import { BodyValidator } from '../validation/body-validator';
 import { isUuid } from '../validation/is-uuid';
@@ -41,10 +41,7 @@ export class ToolsService {
     private readonly events: ToolEventsPublisher,
     piModules: PiModuleInspector,
   ) {
-    this.input = new ToolInputValidator(
-      { maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB },
-      operatorPolicyOf(config),
-    );
+    this.input = new ToolInputValidator(toolLimitCapsOf(config), operatorPolicyOf(config));
     this.piInput = new PiToolInput(piModules, this.input);
   }
 
@@ -217,6 +214,7 @@ function fieldsOf({ tool, version }: CurrentTool): ToolVersionFields {
     allowedTools: version.allowedTools,
     piToolName: version.piToolName,
     networkAllow: version.networkAllow,
+    networkLimits: version.networkLimits,
   };
 }
 

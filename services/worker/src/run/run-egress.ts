@@ -1,5 +1,5 @@
 import type { InternalToolVersion, JsonObject, JsonValue } from '@toolhost/contracts';
-import { recordedHost, recordedPath, type EgressRecord } from '@toolhost/egress';
+import { recordedHost, recordedPath, type EgressBudget, type EgressRecord } from '@toolhost/egress';
 import { EgressError, type EgressRequest, type EgressResponse } from '@toolhost/sandbox';
 import type { WorkerEgress } from '../egress/worker-egress';
 import type { RunState } from './run-state';
@@ -11,6 +11,7 @@ import type { RunState } from './run-state';
  */
 export class RunEgress {
   private readonly ended = new AbortController();
+  private budget?: EgressBudget;
 
   constructor(
     private readonly egress: WorkerEgress | undefined,
@@ -20,7 +21,7 @@ export class RunEgress {
   ) {}
 
   fetch(request: EgressRequest, signal: AbortSignal): Promise<EgressResponse> {
-    const budget = this.plan.egressBudget;
+    const budget = this.runBudget();
     if (!this.egress || !budget) {
       const refused = new EgressError('NETWORK_DENIED', 'this worker makes no network requests for tools');
       this.record(refusedRecord(request, refused));
@@ -36,7 +37,20 @@ export class RunEgress {
       budget,
       secrets: Object.values(this.tool.secrets),
       record: (entry) => this.record(entry),
+      ...(this.tool.network?.maxResponseBytes === undefined
+        ? {}
+        : { maxResponseBytes: this.tool.network.maxResponseBytes }),
+      ...(this.tool.network?.timeoutMs === undefined ? {} : { timeoutMs: this.tool.network.timeoutMs }),
     });
+  }
+
+  /** The tree's budget, or the tool's own limits within it (each run of the tool counts on its own). */
+  private runBudget(): EgressBudget | undefined {
+    const tree = this.plan.egressBudget;
+    const network = this.tool.network;
+    if (!tree || (network?.maxRequests === undefined && network?.maxConcurrent === undefined)) return tree;
+    this.budget ??= tree.within(network, 'requests in this run of the tool');
+    return this.budget;
   }
 
   /** Aborts every request of this run still open. */
