@@ -94,7 +94,10 @@ describe('egress (e2e)', () => {
     const refused = await stack.invoke(key, { tool, input: { symbol: 'ACME' } });
     expect(refused.status).toBe(200);
     // The code did not catch the TypeError its fetch threw (the audit row below carries NETWORK_DENIED).
-    expect(refused.body).toMatchObject({ status: 'failed', error: { code: 'USER_ERROR' } });
+    expect(refused.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'USER_ERROR', details: { name: 'TypeError', code: 'NETWORK_DENIED' } },
+    });
     expect(seen).toHaveLength(0);
 
     const granted = await stack.registry('PATCH', `/v1/tools/${id}`, key, {

@@ -1089,7 +1089,7 @@ function userError(json: string, memoryMb: number): RunFailure {
       details: { name: '' },
     };
   }
-  let parsed: { name?: unknown; message?: unknown; line?: unknown; column?: unknown };
+  let parsed: { name?: unknown; message?: unknown; code?: unknown; line?: unknown; column?: unknown };
   try {
     parsed = JSON.parse(json) as typeof parsed;
   } catch {
@@ -1109,6 +1109,8 @@ function userError(json: string, memoryMb: number): RunFailure {
   const column = typeof parsed.column === 'number' ? parsed.column : undefined;
   const where = line === undefined ? '' : ` (line ${line}${column === undefined ? '' : `, column ${column}`})`;
   const details: { [key: string]: JsonValue } = { name };
+  // The thrown error's own code (a fetch's NETWORK_DENIED, say), as the isolate checked it: an identifier.
+  if (isString(parsed.code) && /^[A-Z][A-Z0-9_]{0,63}$/.test(parsed.code)) details.code = parsed.code;
   if (line !== undefined) details.line = line;
   if (column !== undefined) details.column = column;
   return { code: ErrorCode.USER_ERROR, message: `${name ? `${name}: ` : ''}${message}${where}`, details };
