@@ -62,6 +62,15 @@ export const createApiKeyBodySchema: Schema = {
   },
 };
 
+export const rollbackToolBodySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['version'],
+  properties: {
+    version: { type: 'integer', minimum: 1, description: 'The version whose definition becomes current again' },
+  },
+};
+
 export const disableToolBodySchema: Schema = {
   type: 'object',
   additionalProperties: false,

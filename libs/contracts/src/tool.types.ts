@@ -74,6 +74,22 @@ export interface ToolVersionSummary {
   codeSha256: string;
 }
 
+/** One immutable version whole (`GET /v1/tools/{id}/versions/{n}`): what ran as that version, secrets by name only. */
+export type ToolVersionRecord = ToolVersionSummary &
+  Pick<
+    ToolRecord,
+    | 'title'
+    | 'description'
+    | 'inputSchema'
+    | 'outputSchema'
+    | 'code'
+    | 'timeoutMs'
+    | 'memoryMb'
+    | 'secretNames'
+    | 'allowedTools'
+    | 'network'
+  >;
+
 export const TOOL_NAME_PREFIX = 'custom_';
 export const toolNameOf = (id: string): string => `${TOOL_NAME_PREFIX}${id}`;
 

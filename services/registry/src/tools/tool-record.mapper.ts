@@ -5,6 +5,7 @@ import {
   type JsonObject,
   type ToolNetwork,
   type ToolRecord,
+  type ToolVersionRecord,
 } from '@toolhost/contracts';
 import type { ToolEntity, ToolVersionEntity } from '../database/entities';
 
@@ -80,4 +81,22 @@ function networkOf(version: ToolVersionEntity): ToolNetwork | null {
 function withNetwork(version: ToolVersionEntity): { network?: ToolNetwork } {
   const network = networkOf(version);
   return network ? { network } : {};
+}
+
+export function toToolVersionRecord(version: ToolVersionEntity): ToolVersionRecord {
+  return {
+    version: version.version,
+    createdAt: version.createdAt.toISOString(),
+    codeSha256: version.codeSha256,
+    title: version.title,
+    description: version.description,
+    inputSchema: jsonObject(version.inputSchema),
+    outputSchema: jsonObjectOrNull(version.outputSchema),
+    code: version.code,
+    timeoutMs: version.timeoutMs,
+    memoryMb: version.memoryMb,
+    secretNames: [...version.secretNames],
+    allowedTools: version.allowedTools ? [...version.allowedTools] : [],
+    network: networkOf(version),
+  };
 }
