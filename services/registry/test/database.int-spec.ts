@@ -52,6 +52,7 @@ it('is idempotent, also when several processes migrate at once', async () => {
       'PiToolName1796040000000',
       'NetworkAllow1796050000000',
       'NetworkLimits1796060000000',
+      'TestedOnce1796070000000',
     ]);
   } finally {
     await fresh.drop();

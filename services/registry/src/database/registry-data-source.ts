@@ -7,6 +7,7 @@ import { FailurePerTree1796030500000 } from './migrations/1796030500000-failure-
 import { PiToolName1796040000000 } from './migrations/1796040000000-pi-tool-name.migration';
 import { NetworkAllow1796050000000 } from './migrations/1796050000000-network-allow.migration';
 import { NetworkLimits1796060000000 } from './migrations/1796060000000-network-limits.migration';
+import { TestedOnce1796070000000 } from './migrations/1796070000000-tested-once.migration';
 
 /** Every migration, in order. Listed explicitly: no glob, so the build output cannot pick up stale files. */
 export const REGISTRY_MIGRATIONS = [
@@ -17,6 +18,7 @@ export const REGISTRY_MIGRATIONS = [
   PiToolName1796040000000,
   NetworkAllow1796050000000,
   NetworkLimits1796060000000,
+  TestedOnce1796070000000,
 ];
 
 /** TypeORM options of the registry. Never `synchronize`: the schema changes only through migrations. */
