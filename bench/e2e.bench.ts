@@ -24,12 +24,9 @@
  */
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import Redis from 'ioredis';
-import { projectRoot } from '../scripts/project-root';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
 import { BENCH_TOOLS, scriptOf, type BenchToolId } from './bench-tools';
 import { grpcTarget } from './grpc-bench';
@@ -38,6 +35,7 @@ import { startNaivePipeline } from './naive-pipeline';
 import { runBench } from './own-redis';
 import { cpuOf, cpuSeconds, pids, redisPids, withDescendants } from './process-cpu';
 import { commandsBetween, redisCommandStats, type CommandStats } from './redis-commandstats';
+import { ResultsFile } from './results-file';
 import { startSkeleton } from './skeleton-path';
 import { startThreadPerCall } from './thread-per-call';
 
@@ -156,8 +154,7 @@ async function main(): Promise<void> {
     `e2e bench: ${ROUNDS} interleaved rounds of ${ROUND_S}s per row, tools ${TOOL_IDS.join(', ')}, ` +
       `Redis ${REDIS_URL}\n`,
   );
-  const startedAt = new Date();
-  const load: { before: number[]; after?: number[] } = { before: loadavg() };
+  const results = new ResultsFile('e2e');
   const stops: (() => Promise<void>)[] = [];
   try {
     const scripts = Object.fromEntries(TOOL_IDS.map((id) => [id, scriptOf(BENCH_TOOLS[id].definition.code)]));
@@ -323,36 +320,11 @@ async function main(): Promise<void> {
       await pause(3 * PAUSE_MS);
     }
     process.stderr.write('\n');
-    load.after = loadavg();
 
     const report = summarize(rows, samples, costs);
-    const file = join(
-      projectRoot(__dirname),
-      'bench',
-      'results',
-      `e2e-${startedAt.toISOString().replace(/:/g, '-')}.json`,
-    );
-    mkdirSync(join(file, '..'), { recursive: true });
-    const cpu = cpus();
-    writeFileSync(
-      file,
-      `${JSON.stringify(
-        {
-          bench: 'e2e',
-          startedAt: startedAt.toISOString(),
-          machine: { cpus: cpu.length, model: cpu[0]?.model, node: process.version, loadavg: load },
-          settings: {
-            rounds: ROUNDS,
-            roundSeconds: ROUND_S,
-            warmupSeconds: WARMUP_S,
-            tools: TOOL_IDS,
-            redis: REDIS_URL,
-          },
-          ...report,
-        },
-        null,
-        2,
-      )}\n`,
+    const file = results.write(
+      { rounds: ROUNDS, roundSeconds: ROUND_S, warmupSeconds: WARMUP_S, tools: TOOL_IDS, redis: REDIS_URL },
+      report,
     );
     console.log(`\nresults: ${file}`);
   } finally {
