@@ -13,8 +13,9 @@
  * The paths that run code run each tool of bench/bench-tools.ts (the Slug Generator, the CAGR Calculator, a ~5 ms
  * loop; BENCH_TOOLS=slug,cagr picks some).
  *
- * Everything is started first and then measured in interleaved rounds (each round runs every row for
- * BENCH_ROUND_S seconds, in an order that alternates; the 64-client rows first, then the 1-client rows), so a
+ * Everything is started first and then measured in interleaved rounds (BENCH_ROUNDS, 5; each round runs every
+ * row for BENCH_ROUND_S seconds, 2, after a warm-up of BENCH_WARMUP_S, 3, and the 64-client thread-per-call rows for
+ * at least BENCH_THREAD_ROUND_S, 5; the order alternates; the 64-client rows first, then the 1-client rows), so a
  * machine whose speed drifts over the minutes of the run slows every row alike. Each round also reads the CPU time
  * of the row's processes (/proc) and Redis's `INFO commandstats`; the benchmark runs against a Redis of its own
  * (bench/own-redis.ts), so both count this run's work only. Ratios are the median of the per-round ratios; a
@@ -44,6 +45,8 @@ const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 2);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 3);
 const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 1_000);
 const CACHES_OFF = process.env.BENCH_CACHES_OFF === '1';
+/** The shortest round of the 64-client thread-per-call rows. */
+const THREAD_ROUND_S = Number(process.env.BENCH_THREAD_ROUND_S ?? 5);
 const TOOL_IDS = (process.env.BENCH_TOOLS ?? 'slug,cagr,loop5ms').split(',').map((id) => {
   if (!(id in BENCH_TOOLS)) throw new Error(`BENCH_TOOLS: no tool ${id} (${Object.keys(BENCH_TOOLS).join(', ')})`);
   return id as BenchToolId;
@@ -209,7 +212,9 @@ async function main(): Promise<void> {
           path: 'thread',
           tool,
           clients,
-          run: (s) => cannon(threads.url, '', tool, clients, s, bench.input),
+          // 64 threads started at once finish together seconds later: a short round would count none of them.
+          run: (s) =>
+            cannon(threads.url, '', tool, clients, clients === 1 ? s : Math.max(s, THREAD_ROUND_S), bench.input),
           groups: groupsOf(threads.processes),
         });
       }
@@ -410,7 +415,8 @@ function summarize(
       sa.map((s, i) => [s, ca[i]] as const),
       sb.map((s, i) => [s, cb[i]] as const),
     ).map(([[x, cx], [y, cy]]) => pick(x, cx) / pick(y, cy));
-    ratios[key] = { median: median(rounds), rounds, ...(target ? { target } : {}) };
+    // A round in which a row finished no call has no ratio (n/a), and no say in the median.
+    ratios[key] = { median: median(rounds.filter(Number.isFinite)), rounds, ...(target ? { target } : {}) };
   };
   const rps = (s: Sample): number => measure([s]).rps;
   const p50 = (s: Sample): number => measure([s]).p50;

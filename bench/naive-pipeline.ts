@@ -47,6 +47,8 @@ function worker(queueName: string, scripts: Record<string, string>): void {
 
 function gateway(queueName: string): void {
   const queue = new Queue<NaiveJob>(queueName, { connection });
+  // Each waiting request listens for the queue's closing: as many as there are requests in flight.
+  queue.setMaxListeners(0);
   const events = new QueueEvents(queueName, { connection });
   const app = Fastify();
   app.post<{ Body: NaiveJob }>('/v1/invocations', async (request) => {
