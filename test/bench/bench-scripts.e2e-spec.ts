@@ -1,7 +1,8 @@
 /**
  * The benchmarks start, measure every row and write their results file: `bench:e2e` and `bench:scale` with tiny
  * rounds and a small backlog. What they measure is not checked (benchmarks measure, tests check behaviour); that
- * every row served calls and the file holds what the docs read from it is.
+ * every row served calls and the file holds what the docs read from it is. Each still starts several stacks and
+ * takes one to three minutes on two cores, so `npm test` skips it: `npm run test:bench` runs it (BENCH_SMOKE=1).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +29,9 @@ function runBench(script: string, env: Record<string, string>): Record<string, u
   }
 }
 
-describe('benchmark scripts (tiny runs)', () => {
+const smoke = process.env.BENCH_SMOKE === '1' ? describe : describe.skip;
+
+smoke('benchmark scripts (tiny runs)', () => {
   beforeAll(() => {
     // jest's global setup builds services/, libs/, scripts/ and bench/ into dist/; the benchmarks' stack harness
     // and fixtures live in test/.
