@@ -343,7 +343,9 @@ async function main(): Promise<void> {
  * seconds to, which would land in the next row's round.
  */
 async function settle(row: Row): Promise<void> {
-  const used = (): number => Object.values(row.groups).reduce((sum, read) => sum + read(), 0);
+  // Postgres is left out: other databases on the machine keep it busy.
+  const own = Object.entries(row.groups).filter(([name]) => name !== 'postgres');
+  const used = (): number => own.reduce((sum, [, read]) => sum + read(), 0);
   const deadline = Date.now() + 30_000;
   let last = used();
   while (Date.now() < deadline) {
