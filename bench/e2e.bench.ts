@@ -327,7 +327,7 @@ async function main(): Promise<void> {
     process.stderr.write('\n');
 
     const report = summarize(rows, samples, costs);
-    const file = results.write(
+    const file = await results.write(
       { rounds: ROUNDS, roundSeconds: ROUND_S, warmupSeconds: WARMUP_S, tools: TOOL_IDS, redis: REDIS_URL },
       report,
     );

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { format, resolveConfig } from 'prettier';
 import { projectRoot } from '../scripts/project-root';
 
 export class ResultsFile {
@@ -13,8 +14,11 @@ export class ResultsFile {
 
   constructor(private readonly bench: string) {}
 
-  /** Writes `results` with the machine's description; answers the file's path. */
-  write(settings: Record<string, unknown>, results: Record<string, unknown>): string {
+  /**
+   * Writes `results` with the machine's description, formatted as the repository's Prettier settings say (the files
+   * sit in the tree, and `npm run check` reads every file Git does not ignore at the root); answers the file's path.
+   */
+  async write(settings: Record<string, unknown>, results: Record<string, unknown>): Promise<string> {
     const dir = process.env.BENCH_RESULTS_DIR ?? join(projectRoot(__dirname), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${this.bench}-${this.startedAt.toISOString().replace(/:/g, '-')}.json`);
@@ -27,7 +31,8 @@ export class ResultsFile {
       loadavg: { before: this.loadBefore, after: loadavg() },
     };
     const body = { bench: this.bench, startedAt: this.startedAt.toISOString(), machine, settings, ...results };
-    writeFileSync(file, `${JSON.stringify(body, null, 2)}\n`);
+    const options = (await resolveConfig(file)) ?? {};
+    writeFileSync(file, await format(JSON.stringify(body), { ...options, parser: 'json' }));
     return file;
   }
 }

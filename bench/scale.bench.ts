@@ -443,7 +443,7 @@ async function main(): Promise<void> {
     console.log(memoryLine(`the drains (${durable.name} stack)`, afterBacklog));
     console.log(memoryLine(`${tools.ran} distinct tools of ${TENANTS} tenants`, afterTools));
 
-    const file = results.write(
+    const file = await results.write(
       { backlog: BACKLOG, workers: WORKERS, tools: TOOLS, tenants: TENANTS, sandboxProcesses, redis: REDIS_URL },
       { drains, memory: { afterBacklog, tools, afterTools } },
     );
