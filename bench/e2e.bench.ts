@@ -139,6 +139,8 @@ interface Row {
   run: (seconds: number) => Promise<Sample>;
   /** The row's own processes; this process (the load, or the whole bare loop) is counted apart. */
   groups: CpuGroups;
+  /** Calls of a finished round still running, where the path can tell. */
+  inFlight?: () => Promise<number>;
 }
 
 /** What one round of a row used: CPU seconds by group, and Redis's commands. */
@@ -216,6 +218,7 @@ async function main(): Promise<void> {
           run: (s) =>
             cannon(threads.url, '', tool, clients, clients === 1 ? s : Math.max(s, THREAD_ROUND_S), bench.input),
           groups: groupsOf(threads.processes),
+          inFlight: threads.inFlight,
         });
       }
     }
@@ -338,11 +341,17 @@ async function main(): Promise<void> {
 }
 
 /**
- * Waits until the row's processes are nearly idle (under a fifth of a CPU over 200 ms, 30 s at most): a round ends
- * when the load stops sending, not when the calls in flight finish, and thread-per-call's 64 threads can take
- * seconds to, which would land in the next row's round.
+ * Waits until the row's calls are done (where it counts them: thread-per-call, 2 minutes at most) and its processes
+ * nearly idle (under a fifth of a CPU over 200 ms, 30 s at most): a round ends when the load stops sending, not when
+ * the calls in flight finish, and thread-per-call's 64 threads can take seconds to, which would land in the next
+ * row's round.
  */
 async function settle(row: Row): Promise<void> {
+  // A starved process uses little CPU while it still has work: where the path counts its calls, wait for them.
+  const callsDeadline = Date.now() + 120_000;
+  while (row.inFlight && (await row.inFlight()) > 0 && Date.now() < callsDeadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   // Postgres is left out: other databases on the machine keep it busy.
   const own = Object.entries(row.groups).filter(([name]) => name !== 'postgres');
   const used = (): number => own.reduce((sum, [, read]) => sum + read(), 0);

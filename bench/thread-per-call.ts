@@ -29,13 +29,21 @@ function runInThread(script: string, input: string): Promise<{ text?: string; er
 
 /** `scripts`: tool name → a script that evaluates to its result as JSON, reading `__input` (bench-tools scriptOf). */
 function server(scripts: Record<string, string>): void {
+  let inFlight = 0;
   const http = createServer((request, response) => {
+    // For the benchmark: whether the calls of a round that ended are still running.
+    if (request.method === 'GET') {
+      response.end(String(inFlight));
+      return;
+    }
+    inFlight += 1;
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const { tool, input } = JSON.parse(Buffer.concat(chunks).toString()) as { tool: string; input: unknown };
       const script = scripts[tool] ?? 'throw new Error("no such tool")';
       void runInThread(script, JSON.stringify(input)).then(({ text, error }) => {
+        inFlight -= 1;
         const body =
           text === undefined ? JSON.stringify({ status: 'failed', error }) : `{"status":"succeeded","result":${text}}`;
         response.writeHead(text === undefined ? 500 : 200, {
@@ -50,14 +58,19 @@ function server(scripts: Record<string, string>): void {
 }
 
 /** Starts the server; `stop` kills it. */
-export async function startThreadPerCall(
-  scripts: Record<string, string>,
-): Promise<{ url: string; processes: Record<'server', () => number[]>; stop: () => Promise<void> }> {
+export async function startThreadPerCall(scripts: Record<string, string>): Promise<{
+  url: string;
+  processes: Record<'server', () => number[]>;
+  /** Calls still running (the load stopped sending; the threads it started have not all finished). */
+  inFlight: () => Promise<number>;
+  stop: () => Promise<void>;
+}> {
   const child: ChildProcess = fork(__filename, ['server', JSON.stringify(scripts)], { execArgv: [] });
   const port = await new Promise((resolve) => child.once('message', resolve));
   return {
     url: `http://127.0.0.1:${String(port)}`,
     processes: { server: () => (child.pid === undefined ? [] : [child.pid]) },
+    inFlight: async () => Number(await (await fetch(`http://127.0.0.1:${String(port)}/`)).text()),
     stop: () => {
       child.kill();
       return Promise.resolve();
