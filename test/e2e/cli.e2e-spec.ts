@@ -3,7 +3,7 @@
  * printed as the contract's code and message; `mcp` driven by the MCP SDK's stdio client.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -99,19 +99,23 @@ describe('toolhost CLI (e2e)', () => {
   });
 
   it('push creates, then changes nothing, then updates only what changed; pull writes manifests back', async () => {
-    const file = write('slug.json', slug);
+    // A repository of its own: push takes every manifest of a directory (the other tests' files are not manifests).
+    const repo = join(dir, 'repo');
+    mkdirSync(repo);
+    const file = join(repo, 'slug.json');
+    writeFileSync(file, JSON.stringify(slug));
     const created = await cli(['push', file]);
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/^created slug: custom_[0-9a-f-]{36} version 1$/m);
-    const id = JSON.parse(readFileSync(join(dir, 'toolhost.lock.json'), 'utf8'))[stack.registryUrl].slug as string;
+    const id = JSON.parse(readFileSync(join(repo, 'toolhost.lock.json'), 'utf8'))[stack.registryUrl].slug as string;
 
     expect((await cli(['push', file])).stdout).toMatch(/^unchanged slug: .* version 1$/m);
-    write('slug.json', { ...slug, timeoutMs: 2000 });
-    expect((await cli(['push', dir])).stdout).toMatch(/^updated slug: .* version 2 \(timeoutMs\)$/m);
+    writeFileSync(file, JSON.stringify({ ...slug, timeoutMs: 2000 }));
+    expect((await cli(['push', repo])).stdout).toMatch(/^updated slug: .* version 2 \(timeoutMs\)$/m);
     expect((await stack.registry('GET', `/v1/tools/${id}`, key)).body).toMatchObject({ version: 2, timeoutMs: 2000 });
 
     const pulled = join(dir, 'pulled');
-    require('node:fs').mkdirSync(pulled);
+    mkdirSync(pulled);
     const pull = await cli(['pull', `custom_${id}`, '--dir', pulled]);
     expect(pull.code).toBe(0);
     const manifest = JSON.parse(readFileSync(join(pulled, 'slug-generator.json'), 'utf8'));

@@ -4,7 +4,6 @@ import type { ToolRecord } from '@toolhost/contracts';
 import { ApiError, request, type CliTarget } from './api-client';
 import { LockFile } from './lock-file';
 import { FileError, readToolFile, type ToolManifest } from './manifest';
-import { validateFile, type FileCheck } from './validate';
 
 export interface Output {
   out(line: string): void;
@@ -24,23 +23,22 @@ const COMPARED = [
 ] as const;
 
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-const toolPath = (tool: string): string => `/v1/tools/${encodeURIComponent(tool)}`;
-
-export function validate(files: string[], io: Output): boolean {
-  let ok = true;
-  for (const file of files) {
-    const checks: FileCheck[] = validateFile(file);
-    for (const check of checks) {
-      if (check.problems.length === 0) io.out(`ok   ${check.what}`);
-      else {
-        ok = false;
-        for (const problem of check.problems) io.out(`FAIL ${check.what}: ${problem.path || '/'} ${problem.message}`);
-      }
-    }
+/** JSON equality without regard to key order (the server keeps schemas as jsonb, which orders keys its own way). */
+function same(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => same(item, b[i]));
   }
-  return ok;
+  if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
+    const left = a as Record<string, unknown>;
+    const right = b as Record<string, unknown>;
+    const keys = Object.keys(left);
+    return (
+      keys.length === Object.keys(right).length && keys.every((key) => key in right && same(left[key], right[key]))
+    );
+  }
+  return a === b;
 }
+const toolPath = (tool: string): string => `/v1/tools/${encodeURIComponent(tool)}`;
 
 /** The manifests of a file, or of every `*.json` manifest in a directory (the lock file and others skipped). */
 function manifestsOf(path: string): ToolManifest[] {

@@ -6,9 +6,8 @@
  */
 import { parseArgs } from 'node:util';
 import { ApiError, type CliTarget } from './api-client';
-import { exportTools, importFile, invoke, logs, pull, push, test, validate, type Output } from './commands';
+import { exportTools, importFile, invoke, logs, pull, push, test, type Output } from './commands';
 import { FileError } from './manifest';
-import { serveMcp } from './mcp-bridge';
 
 const HELP: Record<string, string> = {
   validate: 'validate <file...>          check tool manifests, TradingGoose files and pi modules offline',
@@ -103,7 +102,8 @@ export async function run(argv: string[]): Promise<number> {
   switch (command) {
     case 'validate':
       if (positionals.length === 0) throw new UsageError('validate takes one or more files');
-      return validate(positionals, io) ? 0 : 1;
+      // Loaded only here: the registry's checks (and the sandbox's parser) take a while to load.
+      return (await import('./validate')).validate(positionals, io) ? 0 : 1;
     case 'push':
       await push(targetOf(values), one('file or directory'), io);
       return 0;
@@ -133,7 +133,7 @@ export async function run(argv: string[]): Promise<number> {
       await logs(targetOf(values), one('tool'), integerOption(values.limit, 'limit') ?? 50, io);
       return 0;
     case 'mcp':
-      await serveMcp(targetOf(values));
+      await (await import('./mcp-bridge')).serveMcp(targetOf(values));
       return 0;
     default:
       throw new UsageError(`unknown command "${command}"`);

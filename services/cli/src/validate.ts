@@ -4,6 +4,7 @@ import { operatorPolicyOf } from '@toolhost/egress';
 import { detectShape } from '@toolhost/sandbox';
 import type { FieldProblem } from '../../registry/src/errors/registry.error';
 import { ToolInputValidator } from '../../registry/src/tools/tool-input.validator';
+import type { Output } from './commands';
 import { readToolFile } from './manifest';
 
 /** One tool a file holds, and what is wrong with it (nothing when it passes). */
@@ -52,4 +53,20 @@ export function validateFile(path: string): FileCheck[] {
     const title = typeof entry.title === 'string' ? entry.title : `#${index}`;
     return { what: `${path} customTools/${index} (${title})`, problems: validator.checkCreate(input).problems };
   });
+}
+
+/** Prints each tool's check; false when any failed. */
+export function validate(files: string[], io: Output): boolean {
+  let ok = true;
+  for (const file of files) {
+    const checks = validateFile(file);
+    for (const check of checks) {
+      if (check.problems.length === 0) io.out(`ok   ${check.what}`);
+      else {
+        ok = false;
+        for (const problem of check.problems) io.out(`FAIL ${check.what}: ${problem.path || '/'} ${problem.message}`);
+      }
+    }
+  }
+  return ok;
 }
