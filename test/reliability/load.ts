@@ -21,7 +21,8 @@ export interface Call {
 interface Body {
   id?: string;
   status?: string;
-  error?: { code?: string };
+  /** A 503 whose enqueue was sent but not confirmed names the invocation in `details.invocationId`. */
+  error?: { code?: string; details?: { invocationId?: string } };
 }
 
 /** Sends `count` requests with at most `concurrency` in flight; `send(i)` names the call's tag and body. */
@@ -40,9 +41,11 @@ export async function drive(
         const { status, body } = await call();
         const parsed = (body ?? {}) as Body;
         const accepted = status === 200 || status === 202;
+        // An unconfirmed enqueue may still run: its id is followed like an accepted one's.
+        const id = accepted ? parsed.id : parsed.error?.details?.invocationId;
         calls[index] = {
           status,
-          ...(accepted && parsed.id ? { id: parsed.id } : {}),
+          ...(id ? { id } : {}),
           outcome: accepted ? (parsed.status ?? 'unknown') : (parsed.error?.code ?? `HTTP ${status}`),
           waitedMs: Date.now() - started,
           tag,
@@ -59,6 +62,15 @@ export async function drive(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
   return calls;
+}
+
+/**
+ * Paces a loop: call `index` is sent no earlier than `index × intervalMs` after `start`, so that a fixed number of
+ * calls spans a fault (an outage begins and ends while they are sent).
+ */
+export async function paced(start: number, index: number, intervalMs: number): Promise<void> {
+  const due = start + index * intervalMs - Date.now();
+  if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
 }
 
 /** How many calls ended each way, `tag outcome` → count. */

@@ -10,7 +10,7 @@ import { descendantsOf } from '../support/process-tree';
 import { drive, finalStates, report, toolRecord } from './load';
 
 const CALLS = Number(process.env.RELIABILITY_KILL_CALLS ?? 60);
-/** The wait each caller asks for: every call is answered (200 or 202) within it, plus the gateway's margin. */
+/** The wait each caller asks for: past it the gateway answers 202, and the caller polls. */
 const WAIT_MS = 30_000;
 
 describe('SIGKILL under load (reliability)', () => {
@@ -59,10 +59,10 @@ describe('SIGKILL under load (reliability)', () => {
     });
 
     expect(victim).toBeDefined();
-    // Every call was accepted and ended, within its caller's wait.
+    // Every call was answered (200, or 202 once its wait ran out; a caller still waiting at the client's 60 s abort
+    // would show as a failed request) and ended. How long they waited is printed, not asserted (no timing asserts).
     expect(calls.filter((call) => call.status !== 200 && call.status !== 202)).toEqual([]);
     expect(calls.filter((call) => !['succeeded', 'failed'].includes(call.outcome))).toEqual([]);
-    expect(Math.max(...calls.map((call) => call.waitedMs))).toBeLessThan(WAIT_MS + 5_000);
     // At most the one run inside the dead executor's isolate crashed (the tool is one tenant's: one isolate).
     expect(crashCodes.every((code) => code === 'SANDBOX_CRASH')).toBe(true);
     expect(crashed.length).toBeLessThanOrEqual(1);
@@ -107,7 +107,6 @@ describe('SIGKILL under load (reliability)', () => {
     });
     expect(calls.filter((call) => call.status !== 200 && call.status !== 202)).toEqual([]);
     expect(calls.filter((call) => !['succeeded', 'failed'].includes(call.outcome))).toEqual([]);
-    expect(Math.max(...answered.map((call) => call.waitedMs))).toBeLessThan(WAIT_MS + 5_000);
     expect(record?.usageCount).toBe(CALLS);
   }, 400_000);
 });
