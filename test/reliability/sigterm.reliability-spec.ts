@@ -68,8 +68,10 @@ describe('SIGTERM under load (reliability)', () => {
         call: () => stack.request(base, 'POST', '/v1/invocations', key, { tool: tool.toolName, input: {} }),
       };
     });
+    // Read off a worker still running (the first test drained the stack's first one).
+    const workerUrl = stack.running('worker')[0]?.url ?? stack.workerUrl;
     await Stack.until(
-      () => workerMetrics(stack),
+      async () => (await fetch(`${workerUrl}/metrics`)).text(),
       (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') >= 1,
       30_000,
     );
