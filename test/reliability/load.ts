@@ -104,7 +104,8 @@ export async function finalStates(
         const read = await stack.request<Body>(gateway, 'GET', `/v1/invocations/${call.id}`, key).catch(() => failed);
         const status = read.status === 200 ? read.body.status : `GET ${read.status} ${read.body.error?.code ?? ''}`;
         call.outcome = status ?? 'unknown';
-        if (status === 'succeeded' || status === 'failed' || Date.now() > deadline) break;
+        // A 404 is final too: an unconfirmed enqueue (503 naming its id) that never reached the queue.
+        if (status === 'succeeded' || status === 'failed' || read.status === 404 || Date.now() > deadline) break;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }

@@ -9,8 +9,8 @@ import { gauge } from '../e2e/executor-support';
 import { RedisServerProcess } from '../support/redis-server.process';
 import { drive, finalStates, paced, report, toolRecord } from './load';
 
-const CALLS = Number(process.env.RELIABILITY_REDIS_CALLS ?? 400);
-const INTERVAL_MS = 20;
+const CALLS = Number(process.env.RELIABILITY_REDIS_CALLS ?? 500);
+const INTERVAL_MS = 30;
 const DOWN_MS = 3_000;
 
 describe('Redis killed and restarted under load (reliability)', () => {
@@ -43,7 +43,7 @@ describe('Redis killed and restarted under load (reliability)', () => {
     let downAt = 0;
     let upAt = 0;
     const outage = (async () => {
-      await paced(start, 1, (CALLS * INTERVAL_MS) / 4);
+      await paced(start, 1, (CALLS * INTERVAL_MS) / 5);
       downAt = Date.now();
       await redis.kill();
       await new Promise((resolve) => setTimeout(resolve, DOWN_MS));
