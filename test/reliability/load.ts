@@ -16,13 +16,15 @@ export interface Call {
   waitedMs: number;
   /** What the test attached to it (which tool, which tenant). */
   tag: string;
+  /** A refusal's message (why a 503 or a 429). */
+  message?: string;
 }
 
 interface Body {
   id?: string;
   status?: string;
   /** A 503 whose enqueue was sent but not confirmed names the invocation in `details.invocationId`. */
-  error?: { code?: string; details?: { invocationId?: string } };
+  error?: { code?: string; message?: string; details?: { invocationId?: string } };
 }
 
 /** Sends `count` requests with at most `concurrency` in flight; `send(i)` names the call's tag and body. */
@@ -49,6 +51,7 @@ export async function drive(
           outcome: accepted ? (parsed.status ?? 'unknown') : (parsed.error?.code ?? `HTTP ${status}`),
           waitedMs: Date.now() - started,
           tag,
+          ...(accepted || parsed.error?.message === undefined ? {} : { message: parsed.error.message }),
         };
       } catch (error) {
         calls[index] = {
@@ -121,6 +124,9 @@ export function report(scenario: string, calls: Call[], extra: Record<string, un
     `[reliability] ${scenario}`,
     `  sent ${calls.length}; longest wait ${longest} ms`,
     ...Object.entries(tally(calls)).map(([outcome, count]) => `  ${String(count).padStart(6)}  ${outcome}`),
+    ...[...new Set(calls.flatMap((call) => (call.message === undefined ? [] : [`${call.outcome}: ${call.message}`])))]
+      .slice(0, 5)
+      .map((message) => `  refused with: ${message}`),
     ...Object.entries(extra).map(([name, value]) => `  ${name}: ${JSON.stringify(value)}`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
