@@ -8,20 +8,11 @@ import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import { REDIS_URL, Stack } from '../test/e2e/stack';
 import { cpuSeconds, pids, redisPids, sumCpu, type Cpu } from './process-cpu';
+import { redisCommandStats } from './redis-commandstats';
 
 const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
 /** 64 shows the cost under load; 1 shows what a single sequential client pays per call (BENCH_CONNECTIONS=1). */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-
-/** Redis's count of calls and microseconds per command (`INFO commandstats`), server-wide. */
-async function redisCommandStats(redis: Redis): Promise<Record<string, { calls: number; usec: number }>> {
-  const text = await redis.info('commandstats');
-  const stats: Record<string, { calls: number; usec: number }> = {};
-  for (const [, name, calls, usec] of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
-    if (name !== undefined) stats[name] = { calls: Number(calls), usec: Number(usec) };
-  }
-  return stats;
-}
 
 async function main(): Promise<void> {
   const stack = await new Stack({

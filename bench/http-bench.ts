@@ -4,6 +4,7 @@
  */
 import autocannon from 'autocannon';
 import type { Stack } from '../test/e2e/stack';
+import type { BenchTool } from './bench-tools';
 
 export const slug = {
   title: 'Slug Generator',
@@ -47,6 +48,7 @@ export async function cannon(
   tool: string,
   connections: number,
   seconds: number,
+  input: Record<string, unknown> = { title: 'My Blog Post Title' },
 ): Promise<Sample> {
   const latencies: number[] = [];
   let instance: autocannon.Instance | undefined;
@@ -58,7 +60,7 @@ export async function cannon(
         connections,
         duration: seconds,
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ tool, input: { title: 'My Blog Post Title' } }),
+        body: JSON.stringify({ tool, input }),
       },
       (error, result) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(result)),
     );
@@ -102,18 +104,24 @@ export const median = (values: number[]): number => {
   return sorted[Math.floor(sorted.length / 2)] ?? NaN; // undefined only when there is no value
 };
 
-/** A stack with the slug tool created and checked; returns what one measurement against it runs. */
+/**
+ * A stack with a tool created and checked (the slug tool unless `bench` names another); returns what one
+ * measurement against it runs.
+ */
 export async function target(
   label: string,
   stack: Stack,
+  bench?: BenchTool,
 ): Promise<{ url: string; run: (connections: number, seconds: number) => Promise<Sample> }> {
   const { key } = await stack.tenant(label);
-  const tool = await stack.createTool(key, slug);
-  const check = await stack.invoke(key, { tool: tool.toolName, input: { title: 'My Blog Post Title' } });
-  if (check.body?.result !== 'my-blog-post-title')
+  const tool = await stack.createTool(key, bench?.definition ?? slug);
+  const input = bench?.input ?? { title: 'My Blog Post Title' };
+  const expected = bench?.expected ?? 'my-blog-post-title';
+  const check = await stack.invoke(key, { tool: tool.toolName, input });
+  if (JSON.stringify(check.body?.result) !== JSON.stringify(expected))
     throw new Error(`${label}: wrong answer ${JSON.stringify(check.body)}`);
   return {
     url: stack.gatewayUrl,
-    run: (connections, seconds) => cannon(stack.gatewayUrl, key, tool.toolName, connections, seconds),
+    run: (connections, seconds) => cannon(stack.gatewayUrl, key, tool.toolName, connections, seconds, input),
   };
 }

@@ -72,6 +72,9 @@ function installBodyDrain(fastify: FastifyInstance): void {
 export function createHttpEdgeAdapter(options: HttpEdgeOptions): FastifyAdapter {
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit,
+    // No service mounts Express-style middleware (createLoggerModule mounts none): without middie, a request does
+    // not pass through its engine on the way to the route.
+    skipMiddie: true,
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const { status, body } = routerErrorBody(error);
       void reply.code(status).send(body);
