@@ -31,6 +31,7 @@ const GATEWAY_SCOPES: Record<string, Scope> = {
   'POST /v1/invocations': 'invoke',
   'GET /v1/invocations/{id}': 'invoke',
   'GET /v1/tools': 'tools:read',
+  'POST /v1/tools/{id}/test': 'tools:write',
   'GET /mcp': 'tools:read',
   'POST /mcp': 'tools:read',
 };
