@@ -2,18 +2,25 @@
  * `npm start`: the whole stack on one machine — registry, gateway and a worker pool — against the local
  * Redis and Postgres. Generates development credentials once (kept in .toolhost/dev.env so stored secrets
  * stay decryptable across restarts), starts the registry first (it creates and migrates the database),
- * then the gateway and worker, prefixes their logs, and stops them all on Ctrl-C or SIGTERM.
+ * then the gateway and worker, prefixes their logs, and stops them all on Ctrl-C or SIGTERM. A service that dies
+ * meanwhile is started again after a delay that grows while it keeps dying, as a process manager would: one
+ * crash (a SIGKILL of the worker, say) must not take the rest of the stack down.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { backoffDelayMs } from '@toolhost/contracts';
 import { projectRoot } from './project-root';
 
 const root = projectRoot(__dirname);
 const devEnvFile = join(root, '.toolhost', 'dev.env');
 const STOP_GRACE_MS = 15_000;
 const READY_TIMEOUT_MS = 60_000;
+/** Restart delays: 1 s after a death, doubling while the service keeps dying, at most 30 s. */
+const RESTART_BACKOFF = { firstMs: 1_000, maxMs: 30_000 };
+/** A service that stayed up this long starts its next restart from the first delay again. */
+const STABLE_AFTER_MS = 60_000;
 
 type Env = Record<string, string | undefined>;
 
@@ -124,14 +131,24 @@ async function main(): Promise<void> {
   // SIGHUP is the terminal going away.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(0));
 
-  const launch = (name: string, entry: string): ChildProcess => {
+  const launch = (name: string, entry: string, restarts = 0): ChildProcess => {
     const child = startService(name, entry, env);
+    const startedAt = Date.now();
     children.push({ name, child });
     child.on('exit', (code, signal) => {
-      if (!stopping) {
-        console.error(`[start] ${name} exited (${String(signal ?? code)}); stopping the stack`);
-        stop(1);
-      }
+      const index = children.findIndex((started) => started.child === child);
+      if (index >= 0) children.splice(index, 1);
+      if (stopping) return;
+      // Deaths in a row grow the delay (a broken config must not fork-loop); a long stable run resets it.
+      const attempt = Date.now() - startedAt >= STABLE_AFTER_MS ? 1 : restarts + 1;
+      const delayMs = backoffDelayMs(attempt, RESTART_BACKOFF);
+      console.error(
+        `[start] ${name} exited (${String(signal ?? code)}); restarting it in ${delayMs} ms (restart ${attempt} in a row)`,
+      );
+      // Not unref'd: while every service is down, this timer is what keeps the stack's process alive.
+      setTimeout(() => {
+        if (!stopping) launch(name, entry, attempt);
+      }, delayMs);
     });
     return child;
   };

@@ -3,12 +3,13 @@
  * shell, so the shell must not stand between npm and the start script. Runs the real `npm start` (build included)
  * in a scratch folder that links this tree's sources, so its `rm -rf dist` does not touch the dist/ other tests use.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../scripts/project-root';
+import { descendantsOf, running, until } from '../support/process-tree';
 import { dropRedisKeys } from '../support/redis-keys';
 import { freePort } from '../support/registry-server';
 import { SERVER_URL } from '../support/test-database';
@@ -19,44 +20,6 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const UP_TIMEOUT_MS = 150_000;
 /** start.ts gives its services 15 s before SIGKILL; past this the stack did not stop. */
 const STOP_DEADLINE_MS = 30_000;
-
-/** Whether `pid` is a running process (a zombie waiting for its parent to reap it has stopped). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** Every process below `pid`, with its command line. */
-function descendantsOf(pid: number): { pid: number; command: string }[] {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
-    .filter((match): match is RegExpExecArray => match !== null)
-    .map((match) => ({ pid: Number(match[1]), ppid: Number(match[2]), command: match[3] ?? '' }));
-  const found: { pid: number; command: string }[] = [];
-  const queue = [pid];
-  while (queue.length > 0) {
-    const parent = queue.shift();
-    for (const row of rows.filter((r) => r.ppid === parent)) {
-      found.push({ pid: row.pid, command: row.command });
-      queue.push(row.pid);
-    }
-  }
-  return found;
-}
-
-async function until(condition: () => boolean, deadlineMs: number): Promise<boolean> {
-  const deadline = Date.now() + deadlineMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return condition();
-}
 
 /** `npm start` in `scratch`, on its own database, queue prefix and ports. */
 function startStack(scratch: string, database: string, queuePrefix: string, ports: number[]): ChildProcess {

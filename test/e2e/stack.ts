@@ -22,8 +22,8 @@ export const POSTGRES_URL = process.env.DATABASE_URL
   : 'postgres://postgres@127.0.0.1:5432';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-async function adminQuery(sql: string): Promise<void> {
-  const client = new Client({ connectionString: `${POSTGRES_URL}/postgres` });
+async function adminQuery(server: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: `${server}/postgres` });
   await client.connect();
   try {
     await client.query(sql);
@@ -42,6 +42,10 @@ export interface StackOptions {
   gatewayMain?: string;
   /** The worker's built entry point under dist/ (a benchmark baseline's); `services/worker/src/main.js` by default. */
   workerMain?: string;
+  /** A Postgres server of the test's own (no database name), instead of DATABASE_URL's (test/reliability stops it). */
+  postgresUrl?: string;
+  /** A redis-server of the test's own, instead of REDIS_URL's (test/reliability kills it). */
+  redisUrl?: string;
 }
 
 export interface ServiceProcess {
@@ -51,6 +55,8 @@ export interface ServiceProcess {
   output: string[];
   /** How long `stop()` lets it drain after SIGTERM before SIGKILL. */
   drainMs: number;
+  /** What it was started with (a test that kills it can start another one like it). */
+  env: Record<string, string>;
 }
 
 /**
@@ -80,6 +86,14 @@ export class Stack {
 
   constructor(private readonly options: StackOptions = {}) {}
 
+  private get postgresUrl(): string {
+    return this.options.postgresUrl ?? POSTGRES_URL;
+  }
+
+  private get redisUrl(): string {
+    return this.options.redisUrl ?? REDIS_URL;
+  }
+
   private baseEnv(): Record<string, string> {
     const inherited = Object.fromEntries(
       Object.entries(process.env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
@@ -88,8 +102,8 @@ export class Stack {
       ...inherited,
       NODE_ENV: 'test',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'warn',
-      DATABASE_URL: `${POSTGRES_URL}/${this.database}`,
-      REDIS_URL,
+      DATABASE_URL: `${this.postgresUrl}/${this.database}`,
+      REDIS_URL: this.redisUrl,
       QUEUE_PREFIX: this.queuePrefix,
       TOOLHOST_ADMIN_KEY: this.adminKey,
       INTERNAL_API_TOKEN: randomBytes(24).toString('base64url'),
@@ -147,6 +161,37 @@ export class Stack {
     });
   }
 
+  /** One more worker beside the stack's (same Redis, queue and registry), as a scaled-out pool runs them. */
+  async addWorker(env: Record<string, string> = {}): Promise<string> {
+    if (!this.registryUrl) throw new Error('start the stack first');
+    return this.launch('worker', {
+      ...this.env,
+      WORKER_PORT: '0',
+      WORKER_HOST: '127.0.0.1',
+      ...this.options.workerEnv,
+      ...env,
+    });
+  }
+
+  /** Every service of that name still running (a stack may run several gateways or workers). */
+  running(name: string): ServiceProcess[] {
+    return this.services.filter((s) => s.name === name && s.process.exitCode === null && s.process.signalCode === null);
+  }
+
+  /** Sends `signal` and resolves with how it exited once it has. */
+  static async signal(
+    service: ServiceProcess,
+    signal: NodeJS.Signals,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const child = service.process;
+    if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode };
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, how) => resolve({ code, signal: how })),
+    );
+    child.kill(signal);
+    return exited;
+  }
+
   private mainOf(name: string): string {
     if (name === 'gateway' && this.options.gatewayMain) return this.options.gatewayMain;
     if (name === 'worker' && this.options.workerMain) return this.options.workerMain;
@@ -169,7 +214,7 @@ export class Stack {
     };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    const service: ServiceProcess = { name, url: '', process: child, output, drainMs };
+    const service: ServiceProcess = { name, url: '', process: child, output, drainMs, env };
     this.services.push(service);
     await this.waitReady(service);
     return service.url;
@@ -228,8 +273,10 @@ export class Stack {
         clearTimeout(timer);
       }),
     );
-    await adminQuery(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`).catch(() => undefined);
-    await dropRedisKeys(REDIS_URL, this.queuePrefix).catch(() => undefined);
+    await adminQuery(this.postgresUrl, `DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`).catch(
+      () => undefined,
+    );
+    await dropRedisKeys(this.redisUrl, this.queuePrefix).catch(() => undefined);
   }
 
   // --- HTTP helpers -------------------------------------------------------------------------------------------

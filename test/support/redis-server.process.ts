@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 
 async function freePort(): Promise<number> {
@@ -15,14 +18,22 @@ async function freePort(): Promise<number> {
 export class RedisServerProcess {
   private child?: ChildProcess;
 
-  private constructor(readonly port: number) {}
+  /**
+   * `appendOnlyDir`: the folder of its append-only file (fsync on every write), kept across kill and restart so that
+   * a restarted server has every write it acknowledged; none: it keeps nothing on disk.
+   */
+  private constructor(
+    readonly port: number,
+    private readonly appendOnlyDir?: string,
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisServerProcess> {
-    const server = new RedisServerProcess(await freePort());
+  static async start(options: { appendOnly?: boolean } = {}): Promise<RedisServerProcess> {
+    const dir = options.appendOnly ? mkdtempSync(join(tmpdir(), 'toolhost-redis-aof-')) : undefined;
+    const server = new RedisServerProcess(await freePort(), dir);
     await server.restart();
     return server;
   }
@@ -40,8 +51,9 @@ export class RedisServerProcess {
         '127.0.0.1',
         '--save',
         '',
-        '--appendonly',
-        'no',
+        ...(this.appendOnlyDir === undefined
+          ? ['--appendonly', 'no']
+          : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', this.appendOnlyDir]),
         '--enable-debug-command',
         'local',
       ],
@@ -70,6 +82,12 @@ export class RedisServerProcess {
 
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Kills it and deletes its append-only file, if it has one. */
+  async remove(): Promise<void> {
+    await this.kill();
+    if (this.appendOnlyDir !== undefined) rmSync(this.appendOnlyDir, { recursive: true, force: true });
   }
 
   /** SIGKILL (an outage, not a shutdown); resolves once the process is gone. */

@@ -46,6 +46,8 @@ describe('test tiers', () => {
     const files = ['libs', 'services', 'test', 'bench'].flatMap((folder) => testFiles(join(root, folder)));
     expect(files.length).toBeGreaterThan(50);
     const misplaced = files.flatMap((file) => {
+      // The reliability suite has a config of its own (below), outside `npm test`.
+      if (file.endsWith('.reliability-spec.ts')) return [];
       const matched = config.projects.filter((project) =>
         project.testMatch.some((pattern) => globMatches(file, pattern)),
       );
@@ -60,6 +62,18 @@ describe('test tiers', () => {
     for (const tier of tiers) expect(scripts[`test:${tier}`]).toMatch(new RegExp(`--selectProjects ${tier}( |$)`));
     expect(scripts.test).toContain('jest');
     expect(scripts.test).not.toContain('--selectProjects');
+  });
+
+  it('leave the reliability suite to its own config and npm script, out of npm test', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const reliability = require(join(root, 'test', 'reliability', 'jest.config.js')) as { projects: Project[] };
+    const files = testFiles(join(root, 'test')).filter((file) => file.endsWith('.reliability-spec.ts'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      expect(reliability.projects.some((project) => project.testMatch.some((p) => globMatches(file, p)))).toBe(true);
+      expect(config.projects.some((project) => project.testMatch.some((p) => globMatches(file, p)))).toBe(false);
+    }
+    expect(scripts['test:reliability']).toContain('--config test/reliability/jest.config.js');
   });
 
   it('leave Postgres and Redis out of the unit tier', () => {

@@ -24,4 +24,9 @@ export interface EntryWatch {
   syncExit(): void;
   /** An async entry was ended and its isolate disposed, and the entry still has not returned. */
   stuck(overrun: RunOverrun): void;
+  /**
+   * A run's code is about to enter its isolate for the first time (until now it waited its turn behind the runs of
+   * its tenant in flight, and could not have harmed the process). A retry in a fresh isolate is told again.
+   */
+  entered?(request: RunRequest): void;
 }

@@ -551,6 +551,7 @@ export class TenantIsolate {
       this.waiting.push({ run, ref, args });
       return;
     }
+    if (ref === this.startRef) this.enforcement.watch?.entered?.(run.request);
     const started = performance.now();
     const cpuBefore = this.isolate.cpuTime;
     const cpuMsSince = (): number => (this.isolate.isDisposed ? 0 : Number(this.isolate.cpuTime - cpuBefore) / 1e6);

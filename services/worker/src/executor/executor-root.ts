@@ -17,6 +17,7 @@ import { RegistryClient } from '../registry/registry.client';
 import { ToolCatalog } from '../registry/tool-catalog';
 import { ToolChangeSubscriber } from '../registry/tool-change.subscriber';
 import type { SandboxRunner } from '../run/sandbox-runner';
+import type { StartedRuns } from './started-runs';
 import type { WorkerConfig } from '../worker.config';
 
 /**
@@ -45,6 +46,8 @@ export class ExecutorRoot {
       sandbox: SandboxRunner;
       /** Keep tool versions and compiled input validators by (tool, version) (see ExecutorParts). */
       cacheTools: boolean;
+      /** Which jobs have started, for the supervisor (an executor's; see StartedRuns). */
+      runs?: StartedRuns;
     },
     metrics: MetricsService,
     logger: ErrorLog & ConnectionStateLog,
@@ -97,6 +100,7 @@ export class ExecutorRoot {
         concurrency: config.WORKER_CONCURRENCY,
         lockDurationMs: executorLockDurationMs(config),
         outcomes: this.outcomes,
+        ...(parts.runs ? { runs: parts.runs } : {}),
         ...(suspects && soloAnnouncer
           ? {
               solo: {

@@ -14,6 +14,7 @@ import { EntryWatchdog } from './entry-watchdog';
 import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from '../ipc/executor-env';
 import { parseSupervisorMessage, type ExecutorMessage } from '../ipc/executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
+import { StartedRuns } from './started-runs';
 
 export function runExecutor(parts: ExecutorParts): void {
   const send = process.send?.bind(process);
@@ -60,10 +61,17 @@ export function runExecutor(parts: ExecutorParts): void {
       }, 50);
     },
   });
-  const sandbox = parts.sandbox(config, metrics, watch);
+  // Each job's start, as its code is about to enter an isolate: crash recovery puts back the ones that had not.
+  const startedRuns = new StartedRuns((jobId) => post({ type: 'started', jobId }));
+  const sandbox = parts.sandbox(config, metrics, {
+    syncEntry: (request, limitAt) => watch.syncEntry(request, limitAt),
+    syncExit: () => watch.syncExit(),
+    stuck: (overrun) => watch.stuck(overrun),
+    entered: (request) => startedRuns.entered(request.context.invocationId),
+  });
   const root = new ExecutorRoot(
     { ...config, WORKER_CONCURRENCY: concurrency },
-    { sandbox: sandbox.runner, cacheTools: parts.cacheTools },
+    { sandbox: sandbox.runner, cacheTools: parts.cacheTools, runs: startedRuns },
     metrics,
     logger,
     {
@@ -124,7 +132,7 @@ export function runExecutor(parts: ExecutorParts): void {
     const rssBytes = process.memoryUsage.rss();
     void metrics.registry
       .getMetricsAsJSON()
-      .then((snapshot) => post({ type: 'heartbeat', rssBytes, metrics: snapshot }));
+      .then((snapshot) => post({ type: 'heartbeat', rssBytes, metrics: snapshot, started: startedRuns.list() }));
     if (stopping !== undefined) return;
     // Recycled before the run count or RSS makes it a liability; the supervisor starts the replacement first.
     const reason =

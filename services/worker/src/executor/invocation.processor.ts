@@ -8,6 +8,7 @@ import type { OutcomeSink } from '../run/outcome-writes';
 import type { OutcomeWriteError } from '../run/outcome-write.error';
 import type { ReplyPublisher } from '../outcomes/reply-publisher';
 import { SoloGate } from '../crash-blame/solo-gate';
+import type { StartedRuns } from './started-runs';
 
 export interface ProcessorOptions {
   connection: Redis;
@@ -21,6 +22,8 @@ export interface ProcessorOptions {
   solo?: SoloRuns;
   /** Where a job that failed for good on infrastructure gets its outcome, so that the registry records it. */
   outcomes?: OutcomeSink;
+  /** Told of each job run and done with (executors only: which have started is what crash recovery reads). */
+  runs?: Pick<StartedRuns, 'taken' | 'settled'>;
 }
 
 /** A tool version and what an executor needs to run it alone (see CrashSuspects). */
@@ -67,6 +70,7 @@ export class InvocationProcessor {
   private readonly solo: SoloRuns | undefined;
   private closing = false;
   private readonly outcomes: OutcomeSink | undefined;
+  private readonly runs: ProcessorOptions['runs'];
 
   constructor(
     private readonly runner: InvocationRunner,
@@ -77,6 +81,7 @@ export class InvocationProcessor {
     this.outcomeRetryMs = options.outcomeRetryMs ?? OUTCOME_RETRY_MS;
     this.solo = options.solo;
     this.outcomes = options.outcomes;
+    this.runs = options.runs;
     this.worker = new Worker<InvocationJob, Invocation>(INVOCATIONS_QUEUE, (job, token) => this.handle(job, token), {
       connection: options.connection,
       prefix: options.prefix,
@@ -140,6 +145,17 @@ export class InvocationProcessor {
   }
 
   private async process(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
+    const jobId = job.id;
+    if (jobId === undefined || this.runs === undefined) return this.run(job);
+    this.runs.taken(jobId);
+    try {
+      return await this.run(job);
+    } finally {
+      this.runs.settled(jobId);
+    }
+  }
+
+  private async run(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
     const started = process.hrtime.bigint();
     const result = await this.runner.runJob(job.data);
     const invocation = result.invocation;

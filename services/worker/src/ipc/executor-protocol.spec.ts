@@ -34,6 +34,17 @@ describe('executor protocol', () => {
     expect(parseExecutorMessage(message)).toBeUndefined();
   });
 
+  it("parses a job's start, and a heartbeat's list of started jobs (dropping what is not an id)", () => {
+    expect(parseExecutorMessage({ type: 'started', jobId: 'inv-1' })).toEqual({ type: 'started', jobId: 'inv-1' });
+    expect(parseExecutorMessage({ type: 'started', jobId: '' })).toBeUndefined();
+    expect(parseExecutorMessage({ type: 'heartbeat', rssBytes: 1, metrics: [], started: ['a', 7, 'b'] })).toEqual({
+      type: 'heartbeat',
+      rssBytes: 1,
+      metrics: [],
+      started: ['a', 'b'],
+    });
+  });
+
   it('parses an overrun report, and refuses one with a code other than a limit', () => {
     const report = { type: 'overrun', invocationId: 'i-1', toolId: 't-1', version: 2, code: 'TIMEOUT', reason: 'r' };
     expect(parseExecutorMessage(report)).toEqual(report);

@@ -4,8 +4,9 @@ import type { RunOverrun } from '@toolhost/sandbox';
 
 /**
  * IPC between the worker's supervisor and its executor processes. Executors take jobs from Redis themselves, and
- * these messages carry lifecycle, health and metrics; the only ones on an invocation's path are the `solo`
- * announcements of a crash suspect's run, which is rare and waits for its neighbours' runs anyway.
+ * these messages carry lifecycle, health and metrics. On an invocation's path: `started` (one message per run, not
+ * waited for), and the `solo` announcements of a crash suspect's run, which is rare and waits for its neighbours'
+ * runs anyway.
  */
 export type SupervisorMessage =
   | { type: 'drain' }
@@ -19,7 +20,18 @@ export type ExecutorMessage =
    * Every second, and once more as it leaves: it is alive, and what it has counted so far. A scrape of the worker
    * reads these (at most a second old), and they are what the worker keeps of an executor that dies unannounced.
    */
-  | { type: 'heartbeat'; rssBytes: number; metrics: MetricsSnapshot }
+  | {
+      type: 'heartbeat';
+      rssBytes: number;
+      metrics: MetricsSnapshot;
+      /** The jobs whose code is inside an isolate now (replaces what the 'started' messages before it said). */
+      started?: string[];
+    }
+  /**
+   * This job's code is about to enter an isolate for the first time: from now on a crash may be its doing. A job the
+   * executor held but never reported had not started (it waited its turn): crash recovery puts it back in the queue.
+   */
+  | { type: 'started'; jobId: string }
   /** It stopped taking jobs to be replaced (run count or RSS); it exits 0 once its runs are done. */
   | { type: 'retiring'; reason: string }
   /**
@@ -48,10 +60,18 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
         : undefined;
     case 'heartbeat':
       return isCount(value.rssBytes) && Array.isArray(value.metrics)
-        ? { type: 'heartbeat', rssBytes: value.rssBytes, metrics: value.metrics as MetricsSnapshot }
+        ? {
+            type: 'heartbeat',
+            rssBytes: value.rssBytes,
+            metrics: value.metrics as MetricsSnapshot,
+            ...(Array.isArray(value.started)
+              ? { started: value.started.filter((id): id is string => typeof id === 'string') }
+              : {}),
+          }
         : undefined;
     case 'retiring':
       return { type: 'retiring', reason: typeof value.reason === 'string' ? value.reason : 'unknown' };
+    case 'started':
     case 'solo':
     case 'solo-end':
       return typeof value.jobId === 'string' && value.jobId.length > 0

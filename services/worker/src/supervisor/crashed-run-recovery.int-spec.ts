@@ -273,6 +273,49 @@ describe('CrashedRunRecovery', () => {
     expect(touched).toContain(`${prefix}:${INVOCATIONS_QUEUE}:${mine.invocationId}`);
   });
 
+  it('ends only the runs that had started, blamed when one had, and puts back the jobs that waited their turn', async () => {
+    // Issue 21: an executor holds many jobs under load, one run inside its tenant's isolate, the rest waiting.
+    const [inside, waiting, alsoWaiting, answered] = await hold(['exec-s:1', 'exec-s:2', 'exec-s:3', 'exec-s:4']);
+    const invocation = await answerAs(answered, 'exec-s:4');
+
+    const result = await recovery.recover(
+      'exec-s',
+      'killed by SIGKILL',
+      undefined,
+      undefined,
+      new Set([inside.invocationId]),
+    );
+
+    expect(result.requeued).toBe(2);
+    expect(result.ended.map((e) => [e.id, e.status]).sort()).toEqual(
+      [
+        [inside.invocationId, 'failed'],
+        [answered.invocationId, 'succeeded'],
+      ].sort(),
+    );
+    expect((await queue.getJob(answered.invocationId))?.returnvalue).toEqual(invocation);
+    const crashed = published.find((o) => o.invocationId === inside.invocationId);
+    expect(crashed).toMatchObject({ status: 'failed', errorCode: 'SANDBOX_CRASH' });
+    for (const data of [waiting, alsoWaiting]) {
+      expect(published.find((o) => o.invocationId === data.invocationId)).toBeUndefined();
+      const record = await queue.getJob(data.invocationId);
+      expect(await record?.getState()).toBe('waiting');
+      expect(record?.returnvalue).toBeNull();
+    }
+    // Only what ran is suspected: the jobs that waited had no part in the crash.
+    await suspects.refresh();
+    expect(suspects.has(inside)).toBe(true);
+    for (const data of [waiting, alsoWaiting]) expect(suspects.has(data)).toBe(false);
+  });
+
+  it('puts back every job when none had started (the executor died before any code ran)', async () => {
+    const held = await hold(['exec-t:1', 'exec-t:2']);
+    const result = await recovery.recover('exec-t', 'killed by SIGKILL', undefined, undefined, new Set());
+    expect(result).toMatchObject({ requeued: 2, ended: [], accused: 0 });
+    for (const data of held) expect(await (await queue.getJob(data.invocationId))?.getState()).toBe('waiting');
+    expect(published).toEqual([]);
+  });
+
   it('does not record an answer for a job whose lock another holder has', async () => {
     const [data] = await hold(['exec-e:1']);
     await answerAs(data, 'exec-old:7');

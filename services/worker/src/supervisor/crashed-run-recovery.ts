@@ -12,7 +12,7 @@ import type { CrashSuspects } from '../crash-blame/crash-suspects';
 export interface Recovered {
   /** Jobs it ended, with the invocation each ended with (SANDBOX_CRASH, or the answer its caller already had). */
   ended: Invocation[];
-  /** Jobs that had not started (they waited behind a run going alone), put back in the queue to run elsewhere. */
+  /** Jobs that had not started (behind a run going alone, or waiting their turn), put back in the queue. */
   requeued: number;
   /** Tool versions made crash suspects (their next runs go alone). */
   accused: number;
@@ -37,6 +37,11 @@ export interface Recovered {
  * An executor killed by the supervisor for an overrun (a run past its time or memory inside an isolate that did not
  * come back) names its culprit: that run ends with the limit's code (TIMEOUT, MEMORY_LIMIT) and counts as its
  * tool's failure, its tool version alone is suspected, and the other runs end SANDBOX_CRASH, blameless.
+ *
+ * Which runs were inside the sandbox: given `started` (the jobs whose code the executor had reported entering an
+ * isolate, see StartedRuns), a job it held that had not started (it waited its turn behind its tenant's run in
+ * flight, or had not reached the sandbox yet) goes back to the queue and runs elsewhere, as behind a solo run; only
+ * the started ones end SANDBOX_CRASH, are blamed, and are suspected. Without it, every held job counts as started.
  */
 export class CrashedRunRecovery {
   private readonly queue: Queue<InvocationJob, Invocation>;
@@ -57,13 +62,24 @@ export class CrashedRunRecovery {
    * the queue when it had not started behind `soloJobId`, the run the executor announced as going alone.
    * A job whose lock is gone or held by someone else is left alone: its holder, or the stalled check, owns it.
    */
-  async recover(workerId: string, reason: string, soloJobId?: string, overrun?: RunOverrun): Promise<Recovered> {
+  async recover(
+    workerId: string,
+    reason: string,
+    soloJobId?: string,
+    overrun?: RunOverrun,
+    started?: ReadonlySet<string>,
+  ): Promise<Recovered> {
     const held = await this.heldBy(workerId);
     const solo = held.find(({ job }) => job.id === soloJobId);
     // The overrun's run may be nested (then its root is not told apart) or already answered by the executor.
     const overran = overrun && held.find(({ job }) => job.id === overrun.invocationId);
+    // Never started: behind the solo run (the executor paused for it), or not reported as inside an isolate.
+    const waited = ({ job }: { job: Job<InvocationJob, Invocation> }): boolean =>
+      !isFinishedInvocation(job.returnvalue) &&
+      (solo ? job !== solo.job : started !== undefined && job !== overran?.job && !started.has(job.id ?? ''));
+    const ran = held.filter((entry) => !waited(entry));
     // Before anything ends: a suspect's next job may be taken as soon as the executor's are given out.
-    const accused = overrun ? [overrun] : (solo ? [solo] : held).map(({ job }) => job.data);
+    const accused = overrun ? [overrun] : (solo ? [solo] : ran).map(({ job }) => job.data);
     // (A failed accusation must not keep the runs from ending: they would then hang until their locks lapse.)
     const suspected = await this.suspects.accuse(accused).then(
       () => accused.length,
@@ -76,10 +92,13 @@ export class CrashedRunRecovery {
       accused: suspected,
       ...(culprit ? { culprit: culprit.job.id } : {}),
     };
-    for (const { job, token } of held) {
-      if (solo && job !== solo.job && !isFinishedInvocation(job.returnvalue)) {
-        // It waited for the solo run to end: it never started, so it runs elsewhere rather than failing. (It fails
-        // when the lock moved on meanwhile: then its new holder, or the stalled check, owns it.)
+    // Any of several runs inside the sandbox may have killed it: none of them is blamed.
+    const several = ran.length > 1;
+    for (const entry of held) {
+      const { job, token } = entry;
+      if (waited(entry)) {
+        // It never started, so it runs elsewhere rather than failing. (It fails when the lock moved on meanwhile:
+        // then its new holder, or the stalled check, owns it.)
         const back = await job.moveToWait(token).then(
           () => true,
           () => false,
@@ -89,7 +108,7 @@ export class CrashedRunRecovery {
       }
       const invocation =
         overrun === undefined
-          ? await this.end(job, token, reason, !solo && held.length > 1)
+          ? await this.end(job, token, reason, !solo && several)
           : job === overran?.job
             ? await this.end(job, token, reason, false, {
                 code: overrun.code,

@@ -25,8 +25,20 @@ export class ExecutorCrashHandler {
     this.requeued = metrics.counter(...WORKER_COUNTERS.crashRequeued);
   }
 
-  async onCrash(workerId: string, reason: string, soloJobId?: string, overrun?: RunOverrun): Promise<void> {
-    const { ended, requeued, accused, culprit } = await this.recovery.recover(workerId, reason, soloJobId, overrun);
+  async onCrash(
+    workerId: string,
+    reason: string,
+    soloJobId?: string,
+    overrun?: RunOverrun,
+    started?: ReadonlySet<string>,
+  ): Promise<void> {
+    const { ended, requeued, accused, culprit } = await this.recovery.recover(
+      workerId,
+      reason,
+      soloJobId,
+      overrun,
+      started,
+    );
     this.requeued.inc(requeued);
     // A run whose caller had been answered ends with that answer, so each is counted by its own status and code.
     for (const invocation of ended) {

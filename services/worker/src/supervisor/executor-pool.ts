@@ -37,9 +37,16 @@ export interface ExecutorPoolOptions {
 export interface ExecutorPoolEvents {
   /**
    * An executor died with runs in flight: end them (its BullMQ worker id prefixes their lock tokens). `soloJobId` is
-   * the job it had announced as running alone, if any: the crash is that run's.
+   * the job it had announced as running alone, if any: the crash is that run's. `started`: the jobs whose code it had
+   * reported inside an isolate (the others it held were waiting their turn).
    */
-  onCrash(workerId: string, reason: string, soloJobId: string | undefined, overrun?: RunOverrun): Promise<void>;
+  onCrash(
+    workerId: string,
+    reason: string,
+    soloJobId: string | undefined,
+    overrun: RunOverrun | undefined,
+    started: ReadonlySet<string>,
+  ): Promise<void>;
   onLog(level: 'warn' | 'error', message: string): void;
   /** Counted as it happens (for counters: the pool's own stats are totals since start). */
   onCount?(event: 'crash' | 'restart' | 'solo' | 'overrun'): void;
@@ -79,6 +86,8 @@ class Executor {
   lastMetrics: MetricsSnapshot | undefined;
   /** The job it announced as running alone ('solo'), until it announces its end. */
   soloJobId: string | undefined;
+  /** Jobs whose code it reported inside an isolate ('started'), as of its last heartbeat and since. */
+  started = new Set<string>();
   /** The run it reported as past its limit in an isolate that does not come back: it was killed for it. */
   overrun: RunOverrun | undefined;
   exited = false;
@@ -271,6 +280,8 @@ export class ExecutorPool {
         return;
       case 'heartbeat':
         executor.rssBytes = message.rssBytes;
+        // Its list as of now, sent after every 'started' before it on the same ordered channel.
+        if (message.started !== undefined) executor.started = new Set(message.started);
         // The first heartbeat comes before the executor has anything to count.
         if (message.metrics.length > 0) executor.lastMetrics = message.metrics;
         return;
@@ -279,6 +290,9 @@ export class ExecutorPool {
         executor.leaving = true;
         // The replacement starts now, so capacity does not dip while the old one finishes its runs.
         if (!this.closing) this.replace(0, executor.slot);
+        return;
+      case 'started':
+        executor.started.add(message.jobId);
         return;
       case 'solo':
         executor.soloJobId = message.jobId;
@@ -368,7 +382,7 @@ export class ExecutorPool {
             new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_MESSAGES_WAIT_MS))),
           ]);
           clearTimeout(timer);
-          await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun);
+          await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun, executor.started);
         })().catch((error: unknown) => {
           this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
         });

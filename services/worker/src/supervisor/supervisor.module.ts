@@ -148,7 +148,8 @@ function executorPool(
       overrunDrainMs: config.EXECUTOR_OVERRUN_DRAIN_MS,
     },
     {
-      onCrash: (workerId, reason, soloJobId, overrun) => crashes.onCrash(workerId, reason, soloJobId, overrun),
+      onCrash: (workerId, reason, soloJobId, overrun, started) =>
+        crashes.onCrash(workerId, reason, soloJobId, overrun, started),
       onLog: (level, message) => logger[level](message),
       onCount: (event) => counters[event].inc(),
     },
