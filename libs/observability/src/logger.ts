@@ -1,5 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import { requestIdOf } from './access-log';
 import { baseLoggerOptions } from './process-logger';
 
 /** nestjs-pino for one service: structured JSON, the shared redaction list, request ids from the gateway. */
@@ -7,11 +8,10 @@ export function createLoggerModule(service: string, level: string): DynamicModul
   return LoggerModule.forRoot({
     pinoHttp: {
       ...baseLoggerOptions(service, level),
-      // Health probes and scrapes would drown the request log. The middleware is mounted on every route, so
-      // `url` is relative to the mount point ('/'); `originalUrl` is the path the client asked for.
-      autoLogging: {
-        ignore: (req) => /^\/(health|metrics)/.test((req as { originalUrl?: string }).originalUrl ?? req.url ?? ''),
-      },
+      // The access line is installAccessLog's (route pattern, tenant, sampling); this one would be a second.
+      autoLogging: false,
+      // Lines logged during a request carry the id the access line and the x-request-id header carry.
+      genReqId: requestIdOf,
       serializers: {
         req: (req: { id?: unknown; method?: unknown; url?: unknown }) => ({
           id: req.id,

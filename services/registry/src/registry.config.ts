@@ -1,8 +1,10 @@
 import {
+  accessLogEnvProperties,
   ConfigError,
   commonEnvProperties,
   databaseEnvProperties,
   loadConfig,
+  type AccessLogConfig,
   type CommonConfig,
   type EnvSchema,
 } from '@toolhost/config';
@@ -14,6 +16,7 @@ export const registryEnvSchema = {
   type: 'object',
   properties: {
     ...commonEnvProperties,
+    ...accessLogEnvProperties,
     ...databaseEnvProperties,
     // A tool's network.allow is checked against the operator's policy when it is saved.
     ...egressPolicyEnvProperties,
@@ -87,7 +90,7 @@ export const registryEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface RegistryConfig extends CommonConfig, EgressPolicyConfig {
+export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPolicyConfig {
   DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;

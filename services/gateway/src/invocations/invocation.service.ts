@@ -40,6 +40,8 @@ export interface InvokeOptions {
   onQueued?: (accepted: InvocationAccepted) => void;
   /** Ends the wait early: the caller no longer waits. */
   signal?: AbortSignal | undefined;
+  /** The HTTP request's id, carried in the job so the worker's lines for this run carry it too. */
+  requestId?: string | undefined;
 }
 
 export interface InvocationSettings {
@@ -187,6 +189,7 @@ export class InvocationService {
       input: request.input,
       context: request.context ?? {},
       ...(this.replies.replyTo === undefined ? {} : { replyTo: this.replies.replyTo }),
+      ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
       enqueuedAt: Date.now(),
     };
     // Sent before the add and on its connection (not awaited in between), so the key is recorded before the job.

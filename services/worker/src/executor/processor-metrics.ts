@@ -51,6 +51,7 @@ export class ProcessorMetrics implements ProcessorHooks {
       msg: 'an invocation failed for good on infrastructure; its caller is answered UNAVAILABLE',
       invocationId: job.invocationId,
       toolId: job.toolId,
+      requestId: job.requestId,
       error: error.message,
     });
   }
