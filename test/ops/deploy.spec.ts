@@ -128,6 +128,81 @@ describe.each(['deploy/k8s/base', 'deploy/k8s/overlays/example'])('%s', (dir) =>
   });
 });
 
+describe('the schema validation', () => {
+  it('refuses what the schemas do not accept, so the checks above can fail', () => {
+    const broken = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { replicas: 'two' } },
+      { apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', metadata: { name: 'x' }, spec: { triggers: [] } },
+      { apiVersion: 'monitoring.coreos.com/v1', kind: 'PodMonitor', metadata: { name: 'x' }, spec: { selector: 1 } },
+    ];
+    for (const object of broken) {
+      const modelOf = k8sModelOf(object.apiVersion, object.kind);
+      expect(modelOf).toBeDefined();
+      expect(() => modelOf?.(object).validate()).toThrow();
+    }
+  });
+});
+
+/** Set in the Secret `toolhost-secrets`, which the operator creates. */
+const SECRET_SETTINGS = ['DATABASE_URL', 'INTERNAL_API_TOKEN', 'TOOLHOST_ADMIN_KEY', 'TOOLHOST_SECRETS_KEY'];
+/** Set per container by the Deployments (each service's own port). */
+const CONTAINER_SETTINGS = ['GATEWAY_PORT', 'GRPC_PORT', 'REGISTRY_PORT', 'WORKER_PORT'];
+/** Tuning knobs whose defaults suit a cluster (their reasons are in the README's table); an overlay may add them. */
+const TUNING_SETTINGS = [
+  'AUTH_CACHE_TTL_MS',
+  'BUILTIN_TOOLS_TIMEOUT_MS',
+  'CONCURRENCY_SLOT_TTL_MS',
+  'EGRESS_MAX_CONCURRENT',
+  'EGRESS_MAX_REQUESTS_PER_INVOCATION',
+  'EGRESS_MAX_REQUEST_BYTES',
+  'EGRESS_MAX_RESPONSE_BYTES',
+  'EGRESS_TIMEOUT_MS',
+  'ENQUEUE_TIMEOUT_MS',
+  'EXECUTOR_OVERRUN_DRAIN_MS',
+  'GATEWAY_HOST',
+  'IDEMPOTENCY_TTL_MS',
+  'IMPORT_MAX_BYTES',
+  'IMPORT_MAX_TOOLS',
+  'MCP_TOOLS_PAGE_SIZE',
+  'METRICS_EVENT_LOOP_RESOLUTION_MS',
+  'OUTCOMES_BATCH_SIZE',
+  'OUTCOMES_LINGER_MS',
+  'PI_DISCOVERY_CONCURRENCY',
+  'QUOTA_LEASE_HOLD_MS',
+  'QUOTA_LEASE_TTL_MS',
+  'REGISTRY_BODY_LIMIT_BYTES',
+  'REGISTRY_HOST',
+  'REGISTRY_STALE_MS',
+  'REGISTRY_TIMEOUT_MS',
+  'SANDBOX_MAX_RUNS_PER_PROCESS',
+  'SANDBOX_MEMORY_SAMPLE_MS',
+  'SANDBOX_OVERRUN_GRACE_MS',
+  'SANDBOX_STUCK_GRACE_MS',
+  'TOOL_CACHE_TTL_MS',
+  'WORKER_HOST',
+];
+
+describe("the README's configuration table and the Kubernetes base", () => {
+  it('places every setting: the ConfigMap, the Secret, the containers, or a tuning knob left at its default', () => {
+    const readme = readFileSync(at('README.md'), 'utf8');
+    const table = readme.slice(
+      readme.indexOf('<!-- config-table:start -->'),
+      readme.indexOf('<!-- config-table:end -->'),
+    );
+    const variables = [...table.matchAll(/^\| `([A-Z0-9_]+)`/gm)].map(([, name]) => name ?? '');
+    const config = render('deploy/k8s/base').find((object) => object.metadata.name === 'toolhost-config');
+    const placed = new Set([
+      ...Object.keys((config as unknown as { data: Record<string, string> }).data),
+      ...SECRET_SETTINGS,
+      ...CONTAINER_SETTINGS,
+      ...TUNING_SETTINGS,
+    ]);
+
+    expect(variables.length).toBeGreaterThan(50);
+    expect(variables.filter((name) => !placed.has(name))).toEqual([]);
+  });
+});
+
 describe('deploy/compose.yaml', () => {
   it('is accepted by the Compose specification schema', () => {
     // The schema package ships draft 2019-09 with draft-04 style `id`s, which ajv does not take: those ids only.
