@@ -2,9 +2,6 @@
  * Issue 19 end to end (registry, gateway, worker as processes): an imported TradingGoose tool whose body calls an API
  * with `{{API_KEY}}` through `fetch` fails NETWORK_DENIED until its owner sets the secret and allows the API's host,
  * then runs unchanged; the local API checks the key, and the audit log keeps the request without the key.
- *
- * Needs both halves of issue 19: the isolate's `fetch` (branch `web`) and the host's egress (branch `egress`). On
- * either branch alone the first invocation already fails, for want of one or the other.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -94,7 +91,10 @@ describe('egress (e2e)', () => {
     const refused = await stack.invoke(key, { tool, input: { symbol: 'ACME' } });
     expect(refused.status).toBe(200);
     // The code did not catch the TypeError its fetch threw (the audit row below carries NETWORK_DENIED).
-    expect(refused.body).toMatchObject({ status: 'failed', error: { code: 'USER_ERROR' } });
+    expect(refused.body).toMatchObject({
+      status: 'failed',
+      error: { code: 'USER_ERROR', details: { name: 'TypeError', code: 'NETWORK_DENIED' } },
+    });
     expect(seen).toHaveLength(0);
 
     const granted = await stack.registry('PATCH', `/v1/tools/${id}`, key, {

@@ -20,10 +20,20 @@ export const MAX_SECRET_VALUE_LENGTH = 65_536;
 export const MAX_ALLOWED_TOOLS = 100;
 export const MAX_NETWORK_HOSTS = 50;
 
+/** The server's egress caps (EGRESS_*), which a tool's `network` limits must stay within. */
+export interface NetworkLimitCaps {
+  maxRequests: number;
+  maxConcurrent: number;
+  maxResponseBytes: number;
+  timeoutMs: number;
+}
+
 /** Server caps a tool's own limits must stay within. */
 export interface ToolLimitCaps {
   maxTimeoutMs: number;
   maxMemoryMb: number;
+  /** Absent: the schema sets no upper bound on a tool's network limits (the worker still applies its own caps). */
+  network?: NetworkLimitCaps;
 }
 
 type Schema = Record<string, unknown>;
@@ -49,6 +59,15 @@ export const createApiKeyBodySchema: Schema = {
   properties: {
     name: nameSchema('Key name, for people'),
     scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...SCOPES] } },
+  },
+};
+
+export const rollbackToolBodySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['version'],
+  properties: {
+    version: { type: 'integer', minimum: 1, description: 'The version whose definition becomes current again' },
   },
 };
 
@@ -78,6 +97,16 @@ const openAiFunctionSchema: Schema = {
     },
   },
 };
+
+/** One of a tool's network limits: an integer within the server's cap; absent, the cap applies. */
+function networkLimit(minimum: number, cap: number | undefined, what: string): Schema {
+  return {
+    type: 'integer',
+    minimum,
+    ...(cap === undefined ? {} : { maximum: cap }),
+    description: `${what}; at most the server's cap, which applies when this is absent`,
+  };
+}
 
 function toolProperties(caps: ToolLimitCaps, forPatch: boolean): Schema {
   const orNull = (schema: Schema): Schema => (forPatch ? { anyOf: [schema, { type: 'null' }] } : schema);
@@ -128,6 +157,14 @@ function toolProperties(caps: ToolLimitCaps, forPatch: boolean): Schema {
             'Hosts its fetch may reach: api.example.com, *.example.com (subdomains only), an IP address, each with an ' +
             "optional :port (else 80 and 443); within the server's egress policy",
         },
+        maxRequests: networkLimit(
+          1,
+          caps.network?.maxRequests,
+          'fetch requests per invocation of this tool (each redirect hop is one)',
+        ),
+        maxConcurrent: networkLimit(1, caps.network?.maxConcurrent, 'fetch requests of this tool in flight at once'),
+        maxResponseBytes: networkLimit(1, caps.network?.maxResponseBytes, 'largest response body one fetch reads'),
+        timeoutMs: networkLimit(1, caps.network?.timeoutMs, 'time of one fetch, redirects included'),
       },
       description: forPatch
         ? 'What its fetch may reach; null removes it (no network)'

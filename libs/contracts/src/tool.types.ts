@@ -10,8 +10,23 @@ export interface OpenAiFunctionSchema {
   function: { name?: string; description: string; parameters: JsonObject };
 }
 
+/**
+ * A tool's own limits on its `fetch`, each within the server's cap (the smaller of the two applies); absent: the
+ * server's.
+ */
+export interface ToolNetworkLimits {
+  /** Requests per invocation of this tool (each redirect hop is one). */
+  maxRequests?: number;
+  /** Requests of this tool in flight at once. */
+  maxConcurrent?: number;
+  /** Largest response body one request reads. */
+  maxResponseBytes?: number;
+  /** Time of one request, redirects included. */
+  timeoutMs?: number;
+}
+
 /** What a tool's `fetch` may reach: host patterns (`api.example.com`, `*.example.com`, with an optional `:port`). */
-export interface ToolNetwork {
+export interface ToolNetwork extends ToolNetworkLimits {
   allow: string[];
 }
 
@@ -58,6 +73,22 @@ export interface ToolVersionSummary {
   createdAt: string;
   codeSha256: string;
 }
+
+/** One immutable version whole (`GET /v1/tools/{id}/versions/{n}`): what ran as that version, secrets by name only. */
+export type ToolVersionRecord = ToolVersionSummary &
+  Pick<
+    ToolRecord,
+    | 'title'
+    | 'description'
+    | 'inputSchema'
+    | 'outputSchema'
+    | 'code'
+    | 'timeoutMs'
+    | 'memoryMb'
+    | 'secretNames'
+    | 'allowedTools'
+    | 'network'
+  >;
 
 export const TOOL_NAME_PREFIX = 'custom_';
 export const toolNameOf = (id: string): string => `${TOOL_NAME_PREFIX}${id}`;

@@ -1,8 +1,10 @@
 /**
  * The fetch budget of one invocation tree: how many requests it may make (each redirect hop is one), and how many
- * may be in flight at once. Share one instance between a run and the runs it calls. `tryTake()` is synchronous, so
+ * may be in flight at once. Share one instance between a run and the runs it calls. `take()` is synchronous, so
  * exactly `maxRequests` are granted however many are asked for at once (`Promise.all`); the rest of the requests wait
  * for a slot in the order they came.
+ *
+ * A tool's own limits are a budget `within()` the tree's: a request takes from both, and holds a slot of both.
  */
 export class EgressBudget {
   private used = 0;
@@ -12,21 +14,51 @@ export class EgressBudget {
   constructor(
     readonly maxRequests: number,
     readonly maxConcurrent: number,
+    /** What the count is of, for the refusal: "more than 50 requests in this invocation". */
+    private readonly scope = 'requests in this invocation',
+    private readonly outer?: EgressBudget,
   ) {}
 
   get taken(): number {
     return this.used;
   }
 
-  /** Takes one request from the budget; false when it is spent. */
-  tryTake(): boolean {
-    if (this.used >= this.maxRequests) return false;
+  /** A budget of its own (a tool's limits) that also draws on this one; undefined limits are this one's. */
+  within(limits: { maxRequests?: number; maxConcurrent?: number }, scope: string): EgressBudget {
+    return new EgressBudget(
+      Math.min(limits.maxRequests ?? this.maxRequests, this.maxRequests),
+      Math.min(limits.maxConcurrent ?? this.maxConcurrent, this.maxConcurrent),
+      scope,
+      this,
+    );
+  }
+
+  /** Takes one request from the budget: null when granted, else what was spent ("50 requests in this invocation"). */
+  take(): string | null {
+    if (this.used >= this.maxRequests) return `${this.maxRequests} ${this.scope}`;
+    const outer = this.outer?.take() ?? null;
+    if (outer !== null) return outer;
     this.used += 1;
-    return true;
+    return null;
   }
 
   /** Waits for an in-flight slot; resolves with its release. Rejects with the signal's reason when it is aborted first. */
   async slot(signal: AbortSignal): Promise<() => void> {
+    const own = await this.ownSlot(signal);
+    if (!this.outer) return own;
+    try {
+      const outer = await this.outer.slot(signal);
+      return () => {
+        outer();
+        own();
+      };
+    } catch (error) {
+      own();
+      throw error;
+    }
+  }
+
+  private async ownSlot(signal: AbortSignal): Promise<() => void> {
     if (this.active < this.maxConcurrent && this.waiting.length === 0) {
       this.active += 1;
       return this.releaser();

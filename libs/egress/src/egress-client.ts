@@ -17,12 +17,10 @@ export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: tr
 export const MAX_REDIRECTS = 5;
 
 /** What the code may ask about redirects (`fetch`'s `redirect` option); `manual` answers a 3xx as it is. */
-export type RedirectMode = 'follow' | 'manual' | 'error';
+export type RedirectMode = NonNullable<EgressRequest['redirect']>;
 
-/** An EgressRequest, and the `redirect` option when the caller passes it on. */
-export interface EgressFetchRequest extends EgressRequest {
-  redirect?: RedirectMode;
-}
+/** What the client fetches: the sandbox's request as it is. */
+export type EgressFetchRequest = EgressRequest;
 
 export interface EgressClientOptions {
   maxResponseBytes: number;
@@ -48,6 +46,9 @@ export interface EgressFetchContext {
   budget: EgressBudget;
   /** The tool's secret values: a request carrying one may go only to a host the tool lists. */
   secrets?: readonly string[];
+  /** The tool's own caps, below the client's: the largest body one request reads, and its time. */
+  maxResponseBytes?: number;
+  timeoutMs?: number;
   /** Called for every request made or refused (the audit row and log line). */
   record?: (record: EgressRecord) => void;
 }
@@ -114,7 +115,12 @@ export class EgressClient {
   /** Makes the request; rejects with an EgressError (its `code` says why). */
   async fetch(request: EgressFetchRequest, ctx: EgressFetchContext): Promise<EgressResponse> {
     const controller = new AbortController();
-    const timeoutMs = Math.min(this.options.timeoutMs, request.timeoutMs ?? Infinity, ctx.deadline - Date.now());
+    const timeoutMs = Math.min(
+      this.options.timeoutMs,
+      ctx.timeoutMs ?? Infinity,
+      request.timeoutMs ?? Infinity,
+      ctx.deadline - Date.now(),
+    );
     const timeout = new EgressError(
       'NETWORK_TIMEOUT',
       `no complete answer within ${Math.max(0, Math.round(timeoutMs))} ms`,
@@ -220,9 +226,8 @@ export class EgressClient {
       signal.throwIfAborted();
       url = readUrl(target);
       const headers = this.checked(url, hop, ctx);
-      if (!ctx.budget.tryTake()) {
-        throw new EgressError('NETWORK_LIMIT', `more than ${ctx.budget.maxRequests} requests in this invocation`);
-      }
+      const spent = ctx.budget.take();
+      if (spent !== null) throw new EgressError('NETWORK_LIMIT', `more than ${spent}`);
       held.release ??= await ctx.budget.slot(signal);
       const address = await this.address(url, signal);
       const answer = await this.poolFor(url, address).request({
@@ -236,7 +241,8 @@ export class EgressClient {
         bodyTimeout: this.options.timeoutMs,
       });
       status = answer.statusCode;
-      const body = await this.readCapped(answer.body, hop.method === 'HEAD' ? {} : answer.headers, url);
+      const max = Math.min(this.options.maxResponseBytes, ctx.maxResponseBytes ?? Infinity);
+      const body = await this.readCapped(answer.body, hop.method === 'HEAD' ? {} : answer.headers, url, max);
       bytes = body.byteLength;
       record({ outcome: 'ok' });
       return {
@@ -357,8 +363,7 @@ export class EgressClient {
   }
 
   /** The whole body, failing NETWORK_TOO_LARGE as soon as it passes the cap (the rest is never read). */
-  private async readCapped(body: Readable, headers: IncomingHttpHeaders, url: URL): Promise<Uint8Array> {
-    const max = this.options.maxResponseBytes;
+  private async readCapped(body: Readable, headers: IncomingHttpHeaders, url: URL, max: number): Promise<Uint8Array> {
     const tooLarge = (): EgressError =>
       new EgressError('NETWORK_TOO_LARGE', `${url.host} answered more than ${max} bytes`);
     const declared = Number(headers['content-length']);

@@ -1,6 +1,8 @@
-// The operator's egress settings: the policy part is read by the registry (to check a tool's network.allow at save)
-// and the worker (again at run time); the limits by the worker alone. Each service spreads these into its env schema.
+// The operator's egress settings: the policy part and the caps are read by the registry (to check a tool's `network`
+// at save) and the worker (again at run time); the client's own settings by the worker alone. Each service spreads
+// these into its env schema.
 import { ConfigError, type EnvProperty } from '@toolhost/config';
+import type { NetworkLimitCaps } from '@toolhost/contracts';
 import { parseHostPattern, type HostPattern } from './host-pattern';
 import type { OperatorPolicy } from './egress-policy';
 import { parseCidr, type Cidr } from './ip-address';
@@ -23,12 +25,8 @@ export const egressPolicyEnvProperties = {
   },
 } as const satisfies Record<string, EnvProperty>;
 
-export const egressClientEnvProperties = {
-  EGRESS_ALLOW_CIDRS: {
-    type: 'string',
-    description:
-      'comma-separated address ranges a tool request may connect to although they are not public (10.0.0.0/8, 127.0.0.1/32); the host must still be allowed',
-  },
+// The caps of every tool's fetch: the worker applies them, the registry refuses a tool's own network limits above them.
+export const egressLimitEnvProperties = {
   EGRESS_MAX_REQUESTS_PER_INVOCATION: {
     type: 'integer',
     default: 50,
@@ -48,18 +46,27 @@ export const egressClientEnvProperties = {
     minimum: 1,
     description: 'largest response body a fetch reads; a longer one is cut and fails NETWORK_TOO_LARGE',
   },
-  EGRESS_MAX_REQUEST_BYTES: {
-    type: 'integer',
-    default: 1024 * 1024,
-    minimum: 0,
-    description: 'largest request body a fetch may send (NETWORK_TOO_LARGE)',
-  },
   EGRESS_TIMEOUT_MS: {
     type: 'integer',
     default: 10_000,
     minimum: 1,
     description:
       "time of one fetch, redirects and waiting for a slot included, never past the invocation's wall clock (NETWORK_TIMEOUT)",
+  },
+} as const satisfies Record<string, EnvProperty>;
+
+export const egressClientEnvProperties = {
+  ...egressLimitEnvProperties,
+  EGRESS_ALLOW_CIDRS: {
+    type: 'string',
+    description:
+      'comma-separated address ranges a tool request may connect to although they are not public (10.0.0.0/8, 127.0.0.1/32); the host must still be allowed',
+  },
+  EGRESS_MAX_REQUEST_BYTES: {
+    type: 'integer',
+    default: 1024 * 1024,
+    minimum: 0,
+    description: 'largest request body a fetch may send (NETWORK_TOO_LARGE)',
   },
   EGRESS_METRIC_HOSTS: {
     type: 'string',
@@ -74,13 +81,26 @@ export interface EgressPolicyConfig {
   EGRESS_DENY?: string;
 }
 
-export interface EgressClientConfig {
-  EGRESS_ALLOW_CIDRS?: string;
+export interface EgressLimitConfig {
   EGRESS_MAX_REQUESTS_PER_INVOCATION: number;
   EGRESS_MAX_CONCURRENT: number;
   EGRESS_MAX_RESPONSE_BYTES: number;
-  EGRESS_MAX_REQUEST_BYTES: number;
   EGRESS_TIMEOUT_MS: number;
+}
+
+/** The caps a tool's own `network` limits must stay within, from the EGRESS_* settings. */
+export function networkLimitCapsOf(config: Readonly<EgressLimitConfig>): NetworkLimitCaps {
+  return {
+    maxRequests: config.EGRESS_MAX_REQUESTS_PER_INVOCATION,
+    maxConcurrent: config.EGRESS_MAX_CONCURRENT,
+    maxResponseBytes: config.EGRESS_MAX_RESPONSE_BYTES,
+    timeoutMs: config.EGRESS_TIMEOUT_MS,
+  };
+}
+
+export interface EgressClientConfig extends EgressLimitConfig {
+  EGRESS_ALLOW_CIDRS?: string;
+  EGRESS_MAX_REQUEST_BYTES: number;
   EGRESS_METRIC_HOSTS?: string;
 }
 

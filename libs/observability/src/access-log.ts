@@ -20,8 +20,8 @@ const kRequestId = Symbol('toolhost.requestId');
 type WithRequestId = IncomingMessage & { [kRequestId]?: string };
 
 /**
- * The id of a request: the caller's `x-request-id` when usable, else a new UUID. Cached on the request, so that
- * Fastify (`request.id`) and pino-http (the `req.id` of lines logged during the request) agree whoever asks first.
+ * The id of a request: the caller's `x-request-id` when usable, else a new UUID. Fastify's `genReqId`
+ * (createHttpEdgeAdapter), so it is `request.id`; cached on the request, so that any other reader gets the same.
  */
 export function requestIdOf(raw: IncomingMessage): string {
   const request = raw as WithRequestId;

@@ -75,6 +75,9 @@ export function createHttpEdgeAdapter(options: HttpEdgeOptions): FastifyAdapter 
     bodyLimit: options.bodyLimit,
     // The caller's x-request-id, or a new one (access-log.ts); Fastify's default is a per-process counter.
     genReqId: requestIdOf,
+    // No service mounts Express-style middleware (createLoggerModule mounts none): without middie, a request does
+    // not pass through its engine on the way to the route.
+    skipMiddie: true,
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       const { status, body } = routerErrorBody(error);
       void reply.code(status).send(body);

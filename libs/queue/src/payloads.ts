@@ -15,6 +15,11 @@ export interface InvocationJobV1 {
   /** The id of the HTTP request that enqueued it (x-request-id), for the worker's log lines about this run. */
   requestId?: string;
   enqueuedAt: number;
+  /**
+   * A dry run (`POST /v1/tools/{id}/test`): it runs as any invocation, and its outcomes (the nested runs' too) are
+   * audited as tests and counted neither as usage nor as failure. Optional and ignored by workers that predate it.
+   */
+  test?: true;
 }
 
 export type InvocationJob = InvocationJobV1;
@@ -51,6 +56,8 @@ export interface OutcomeJobV1 {
    * disable a tool. Optional and ignored by registries that predate it.
    */
   blameless?: true;
+  /** A run of a dry run's tree: audited as `tool.tested`, never counted (no usage, no failure, no disable). */
+  test?: true;
   durationMs: number;
   context: InvocationContext;
   inputSha256: string;

@@ -1,5 +1,7 @@
 // Hostile tool code, table-driven. Every row must end as the contract says, and a canary run right after it, in
 // the same tenant and isolate key, must see pristine state and still work.
+// The network rows (SSRF, redirects, giant and endless answers, 1,000 parallel fetches) need the worker's egress and
+// live beside it: services/worker/src/run/hostile-fetch-programs.int-spec.ts.
 import type { JsonValue } from '@toolhost/contracts';
 import { CallBudget } from './call-budget';
 import { SandboxRuntime } from './sandbox-runtime';

@@ -151,6 +151,21 @@ describe.each(['adaptive', 'sync'] as const)('entry mode %s', (entryMode) => {
       expect(outcome.error.details).toMatchObject({ line });
     });
 
+    it("keeps a thrown error's own code (an uncaught fetch refusal), only when it reads as one", async () => {
+      const denied = expectFailed(
+        await runtime.run(request('await fetch("https://api.example.com/")'), recordingBridge()),
+        'USER_ERROR',
+      );
+      expect(denied.error.details).toMatchObject({ name: 'TypeError', code: 'NETWORK_DENIED' });
+      for (const code of ['"lower case"', '42', '"X".repeat(100)', '{ toString() { return "CODE" } }']) {
+        const other = expectFailed(
+          await runtime.run(request(`const e = new Error('x'); e.code = ${code}; throw e;`), recordingBridge()),
+          'USER_ERROR',
+        );
+        expect(other.error.details).not.toHaveProperty('code');
+      }
+    });
+
     it('a thrown non-Error keeps its text and has no line', async () => {
       const outcome = expectFailed(await runtime.run(request("throw 'plain string'"), recordingBridge()), 'USER_ERROR');
       expect(outcome.error.message).toBe('plain string');

@@ -103,6 +103,8 @@ export interface EgressRequest {
   body?: Uint8Array;
   /** What the code asked (signal/timeout); the host bounds it further. */
   timeoutMs?: number;
+  /** fetch's `redirect`: absent is "follow" (at most 5 hops, each checked); "manual" answers a 3xx as it is. */
+  redirect?: 'follow' | 'manual' | 'error';
 }
 
 /** The host's answer to an EgressRequest. */

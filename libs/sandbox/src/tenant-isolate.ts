@@ -128,8 +128,9 @@ function parseEgressRequest(json: string, body: string): EgressRequest {
     headers?: unknown;
     body?: unknown;
     timeoutMs?: unknown;
+    redirect?: unknown;
   };
-  const { url, method, headers, timeoutMs } = meta;
+  const { url, method, headers, timeoutMs, redirect } = meta;
   if (!isString(url) || url.length > BOUNDARY_CAPS.fetchUrlChars) throw new TypeError('fetch: the URL is not valid');
   if (!isString(method) || !/^[!#$%&'*+\-.^_`|~0-9A-Z]+$/.test(method)) {
     throw new TypeError('fetch: the method is not valid');
@@ -153,6 +154,12 @@ function parseEgressRequest(json: string, body: string): EgressRequest {
   const request: EgressRequest = { url, method, headers: pairs };
   if (meta.body === true) request.body = Buffer.from(body, 'latin1');
   if (typeof timeoutMs === 'number' && timeoutMs >= 0) request.timeoutMs = timeoutMs;
+  if (redirect !== undefined) {
+    if (redirect !== 'follow' && redirect !== 'manual' && redirect !== 'error') {
+      throw new TypeError('fetch: redirect is not valid');
+    }
+    request.redirect = redirect;
+  }
   return request;
 }
 
@@ -1082,7 +1089,7 @@ function userError(json: string, memoryMb: number): RunFailure {
       details: { name: '' },
     };
   }
-  let parsed: { name?: unknown; message?: unknown; line?: unknown; column?: unknown };
+  let parsed: { name?: unknown; message?: unknown; code?: unknown; line?: unknown; column?: unknown };
   try {
     parsed = JSON.parse(json) as typeof parsed;
   } catch {
@@ -1102,6 +1109,8 @@ function userError(json: string, memoryMb: number): RunFailure {
   const column = typeof parsed.column === 'number' ? parsed.column : undefined;
   const where = line === undefined ? '' : ` (line ${line}${column === undefined ? '' : `, column ${column}`})`;
   const details: { [key: string]: JsonValue } = { name };
+  // The thrown error's own code (a fetch's NETWORK_DENIED, say), as the isolate checked it: an identifier.
+  if (isString(parsed.code) && /^[A-Z][A-Z0-9_]{0,63}$/.test(parsed.code)) details.code = parsed.code;
   if (line !== undefined) details.line = line;
   if (column !== undefined) details.column = column;
   return { code: ErrorCode.USER_ERROR, message: `${name ? `${name}: ` : ''}${message}${where}`, details };

@@ -524,7 +524,7 @@ return 1;`,
       const bridge = fetchBridge();
       const result = await value(
         `const out = [];
-for (const args of [['relative/path'], ['https://a/', { method: 'GET', body: 'x' }], ['https://a/', { method: 'CONNECT' }], ['https://a/', { headers: { 'bad name': 'x' } }], ['https://a/', { redirect: 'manual' }], ['https://a/', { signal: {} }]]) {
+for (const args of [['relative/path'], ['https://a/', { method: 'GET', body: 'x' }], ['https://a/', { method: 'CONNECT' }], ['https://a/', { headers: { 'bad name': 'x' } }], ['https://a/', { redirect: 'nope' }], ['https://a/', { signal: {} }]]) {
   try { await fetch(...args); out.push('sent'); } catch (e) { out.push(e.name); }
 }
 return out;`,
@@ -532,6 +532,19 @@ return out;`,
       );
       expect(result).toEqual(Array(6).fill('TypeError'));
       expect(bridge.requests).toEqual([]);
+    });
+
+    it('passes redirect "manual" and "error" to the host, and leaves "follow" (the default) unsaid', async () => {
+      const bridge = fetchBridge();
+      await value(
+        `await fetch('https://a/1');
+await fetch('https://a/2', { redirect: 'follow' });
+await fetch('https://a/3', { redirect: 'manual' });
+await fetch(new Request('https://a/4', { redirect: 'error' }));
+return new Request('https://a/', { redirect: 'manual' }).redirect;`,
+        bridge,
+      );
+      expect(bridge.requests.map((r) => r.redirect)).toEqual([undefined, undefined, 'manual', 'error']);
     });
 
     it('answers bytes exactly, text as UTF-8, and a body once', async () => {

@@ -8,8 +8,15 @@ import {
   type CommonConfig,
   type EnvSchema,
 } from '@toolhost/config';
-import { DEFAULT_LIMITS, MAX_API_KEY_LENGTH } from '@toolhost/contracts';
-import { checkEgressSettings, egressPolicyEnvProperties, type EgressPolicyConfig } from '@toolhost/egress';
+import { DEFAULT_LIMITS, MAX_API_KEY_LENGTH, type ToolLimitCaps } from '@toolhost/contracts';
+import {
+  checkEgressSettings,
+  egressLimitEnvProperties,
+  egressPolicyEnvProperties,
+  networkLimitCapsOf,
+  type EgressLimitConfig,
+  type EgressPolicyConfig,
+} from '@toolhost/egress';
 
 /** The registry's environment. Read once at boot; nothing else reads process.env. */
 export const registryEnvSchema = {
@@ -18,8 +25,9 @@ export const registryEnvSchema = {
     ...commonEnvProperties,
     ...accessLogEnvProperties,
     ...databaseEnvProperties,
-    // A tool's network.allow is checked against the operator's policy when it is saved.
+    // A tool's network is checked against the operator's policy and caps when it is saved.
     ...egressPolicyEnvProperties,
+    ...egressLimitEnvProperties,
     REGISTRY_PORT: { type: 'integer', default: 3001, minimum: 0, maximum: 65535, description: 'registry HTTP port' },
     REGISTRY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the registry listens on' },
     TOOLHOST_ADMIN_KEY: {
@@ -90,7 +98,7 @@ export const registryEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPolicyConfig {
+export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPolicyConfig, EgressLimitConfig {
   DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;
@@ -114,4 +122,13 @@ export function loadRegistryConfig(env: NodeJS.ProcessEnv = process.env): Readon
   const problems = checkEgressSettings(config);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** The caps a tool's own limits (timeoutMs, memoryMb, network) must stay within when it is saved. */
+export function toolLimitCapsOf(config: Readonly<RegistryConfig>): ToolLimitCaps {
+  return {
+    maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS,
+    maxMemoryMb: config.MAX_TOOL_MEMORY_MB,
+    network: networkLimitCapsOf(config),
+  };
 }

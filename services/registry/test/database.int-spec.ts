@@ -51,6 +51,8 @@ it('is idempotent, also when several processes migrate at once', async () => {
       'FailurePerTree1796030500000',
       'PiToolName1796040000000',
       'NetworkAllow1796050000000',
+      'NetworkLimits1796060000000',
+      'TestedOnce1796070000000',
     ]);
   } finally {
     await fresh.drop();
@@ -85,6 +87,13 @@ it('refuses to change a tool version, but allows wiping its secrets', async () =
     queryDatabase(database.url, `UPDATE tool_versions SET network_allow = '{evil.example}' WHERE tool_id = $1`, [
       toolId,
     ]),
+  ).rejects.toThrow(/immutable/);
+  await expect(
+    queryDatabase(
+      database.url,
+      `UPDATE tool_versions SET network_limits = '{"maxRequests": 1000}' WHERE tool_id = $1`,
+      [toolId],
+    ),
   ).rejects.toThrow(/immutable/);
   await queryDatabase(database.url, `UPDATE tool_versions SET secrets_ciphertext = NULL WHERE tool_id = $1`, [toolId]);
   await expect(

@@ -47,6 +47,37 @@ it('stores network.allow in normal form, returns it, and hands it to the worker'
   expect(v1.body.network).toEqual({ allow });
 });
 
+it("stores the tool's own fetch limits with the version, and refuses one above the server's cap", async () => {
+  const network = {
+    allow: ['api.example.com'],
+    maxRequests: 3,
+    maxConcurrent: 2,
+    maxResponseBytes: 4096,
+    timeoutMs: 1500,
+  };
+  const created = await registry.http.post('/v1/tools', tenant.key, toolBody({ network }));
+  expect(created.status).toBe(201);
+  expect(created.body.network).toEqual(network);
+  const id = created.body.id;
+  const version = await registry.http.get(`/internal/v1/tools/${id}/versions/1`, registry.internalToken);
+  expect(version.body.network).toEqual(network);
+
+  // EGRESS_MAX_RESPONSE_BYTES is 5 MiB by default.
+  const above = await registry.http.patch(`/v1/tools/${id}`, tenant.key, {
+    network: { allow: ['api.example.com'], maxResponseBytes: 5 * 1024 * 1024 + 1 },
+  });
+  expect(above.status).toBe(400);
+  expect(above.body.error.details.errors).toEqual([expect.objectContaining({ path: '/network/maxResponseBytes' })]);
+
+  // A patch replaces the whole network: the limits it leaves out are the server's again, in a new version.
+  const replaced = await registry.http.patch(`/v1/tools/${id}`, tenant.key, {
+    network: { allow: ['api.example.com'] },
+  });
+  expect(replaced.body).toMatchObject({ version: 2, network: { allow: ['api.example.com'] } });
+  const v1 = await registry.http.get(`/internal/v1/tools/${id}/versions/1`, registry.internalToken);
+  expect(v1.body.network).toEqual(network);
+});
+
 it('answers 400 naming the host outside the operator policy, refused by it, or malformed', async () => {
   const outside = await registry.http.post(
     '/v1/tools',

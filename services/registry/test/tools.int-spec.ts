@@ -132,6 +132,8 @@ describe('tenant isolation', () => {
       await registry.http.post(`/v1/tools/${target}/disable`, bob.key),
       await registry.http.post(`/v1/tools/${target}/enable`, bob.key),
       await registry.http.get(`/v1/tools/${target}/versions`, bob.key),
+      await registry.http.get(`/v1/tools/${target}/versions/1`, bob.key),
+      await registry.http.post(`/v1/tools/${target}/rollback`, bob.key, { version: 1 }),
       await registry.http.get(`/v1/tools/${target}/audit`, bob.key),
       await registry.http.delete(`/v1/tools/${target}`, bob.key),
     ];
@@ -215,6 +217,94 @@ describe('PATCH /v1/tools/{id}', () => {
     const empty = await registry.http.patch(`/v1/tools/${id}`, alice.key, {});
     expect(empty.status).toBe(400);
     expect((await registry.http.get(`/v1/tools/${id}`, alice.key)).body.version).toBe(1);
+  });
+});
+
+describe('versions whole, and rollback', () => {
+  it('GET /v1/tools/{id}/versions/{n} returns that version as it ran, secrets by name only', async () => {
+    const id = await createTool(alice, { secrets: { KEY: 'sk-version-secret' }, timeoutMs: 1200 });
+    await registry.http.patch(`/v1/tools/${id}`, alice.key, { code: 'return 2;', title: 'Two' });
+    const v1 = await registry.http.get(`/v1/tools/${id}/versions/1`, alice.key);
+    expect(v1.status).toBe(200);
+    expect(v1.body).toEqual({
+      version: 1,
+      createdAt: expect.any(String),
+      codeSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      title: 'Add numbers',
+      description: 'Adds a and b',
+      inputSchema: toolBody().inputSchema,
+      outputSchema: null,
+      code: toolBody().code,
+      timeoutMs: 1200,
+      memoryMb: 64,
+      secretNames: ['KEY'],
+      allowedTools: [],
+      network: null,
+    });
+    expect(JSON.stringify(v1.body)).not.toContain('sk-version-secret');
+    expect((await registry.http.get(`/v1/tools/${id}/versions/2`, alice.key)).body).toMatchObject({
+      version: 2,
+      title: 'Two',
+      code: 'return 2;',
+    });
+    for (const missing of ['3', '0', 'x', '1.5', '99999999999']) {
+      const answer = await registry.http.get(`/v1/tools/${id}/versions/${missing}`, alice.key);
+      expect(answer.status).toBe(404);
+      expect(answer.body.error.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it('rollback makes an old definition current as a new version, with the current secrets, audited', async () => {
+    const id = await createTool(alice, { secrets: { KEY: 'old-key' }, allowedTools: ['echo'] });
+    await registry.http.patch(`/v1/tools/${id}`, alice.key, {
+      code: 'return 3;',
+      timeoutMs: 900,
+      allowedTools: null,
+      secrets: { KEY: 'rotated-key' },
+    });
+    const rolled = await registry.http.post(`/v1/tools/${id}/rollback`, alice.key, { version: 1 });
+    expect(rolled.status).toBe(200);
+    expect(rolled.body).toMatchObject({
+      version: 3,
+      code: toolBody().code,
+      timeoutMs: 5000,
+      allowedTools: ['echo'],
+      secretNames: ['KEY'],
+      status: 'active',
+    });
+    const v3 = await registry.http.get(`/internal/v1/tools/${id}/versions/3`, registry.internalToken);
+    expect(v3.body).toMatchObject({ version: 3, code: toolBody().code, allowedTools: ['echo'] });
+    expect(v3.body.secrets).toEqual({ KEY: 'rotated-key' });
+    // Versions stay immutable: 1 and 2 are as they were.
+    const versions = await registry.http.get(`/v1/tools/${id}/versions`, alice.key);
+    const digests = (versions.body.items as { codeSha256: string }[]).map((v) => v.codeSha256);
+    expect(digests).toHaveLength(3);
+    expect(digests[2]).toBe(digests[0]);
+    expect(digests[1]).not.toBe(digests[0]);
+    const audit = await registry.http.get(`/v1/tools/${id}/audit`, alice.key);
+    expect(audit.body.items[0]).toMatchObject({
+      event: 'tool.rolledBack',
+      data: { version: 3, from: 1, secretNames: ['KEY'] },
+    });
+  });
+
+  it('rollback to a version that does not exist, or with a bad body, changes nothing', async () => {
+    const id = await createTool(alice);
+    const missing = await registry.http.post(`/v1/tools/${id}/rollback`, alice.key, { version: 5 });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toEqual({ code: 'NOT_FOUND', message: 'version 5 of this tool not found' });
+    for (const body of [{}, { version: 0 }, { version: '1' }, { version: 1, extra: true }]) {
+      expect((await registry.http.post(`/v1/tools/${id}/rollback`, alice.key, body)).status).toBe(400);
+    }
+    expect((await registry.http.get(`/v1/tools/${id}`, alice.key)).body.version).toBe(1);
+    // A read-only key of the same tenant may read a version but not roll back.
+    const reader = await registry.http.post(`/v1/tenants/${alice.tenantId}/keys`, registry.adminKey, {
+      name: 'reader',
+      scopes: ['tools:read'],
+    });
+    expect((await registry.http.get(`/v1/tools/${id}/versions/1`, reader.body.key)).status).toBe(200);
+    const refused = await registry.http.post(`/v1/tools/${id}/rollback`, reader.body.key, { version: 1 });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
   });
 });
 

@@ -48,6 +48,7 @@
   const TOOL_FILE = /tool\.js:(\d+)(?::(\d+))?/;
   const TOOL_FILE_ALL = /tool\.js:(\d+)(?::(\d+))?/g;
   const FRAME = /\n\s+at /;
+  const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/;
   const noop = harden(() => undefined);
 
   const runs = new Map();
@@ -358,7 +359,8 @@
     }
   }
 
-  // An uncaught value as {name, message, line?, column?}, each part cut to its cap before it is copied out.
+  // An uncaught value as {name, message, code?, line?, column?}, each part cut to its cap before it is copied out.
+  // `code` only as an error code is written (NETWORK_DENIED, ERR_X): it tells a caller why without parsing the message.
   function describe(error, lineOffset) {
     const out = { name: 'Error', message: '' };
     try {
@@ -366,6 +368,8 @@
         const name = read(error, 'name');
         const message = read(error, 'message');
         const stack = read(error, 'stack');
+        const code = read(error, 'code');
+        if (typeof code === 'string' && ERROR_CODE.test(code)) out.code = code;
         if (typeof name === 'string' || typeof name === 'symbol') out.name = cut(String(name), caps.errorNameChars);
         out.message =
           typeof message === 'string' ? cut(message, caps.errorMessageChars) : text(error, caps.errorMessageChars);

@@ -2018,10 +2018,8 @@
       } else if (options.signal === null) signal = null;
       if (options.redirect !== undefined) {
         redirect = `${options.redirect}`;
-        if (redirect !== 'follow') {
-          throw new TypeError(
-            `Request: redirect "${redirect.slice(0, 20)}" is not supported in toolhost; redirects are followed (at most 5)`,
-          );
+        if (redirect !== 'follow' && redirect !== 'manual' && redirect !== 'error') {
+          throw new TypeError(`Request: redirect "${redirect.slice(0, 20)}" is not one of follow, manual, error`);
         }
       }
       if (options.body !== undefined && options.body !== null) {
@@ -2202,6 +2200,8 @@
       if (hooks === null) return Promise.reject(new TypeError('fetch: no run is in progress'));
       /** @type {Record<string, unknown>} */
       const meta = { url, method: request.method, headers, body: body !== null };
+      // "manual" answers a 3xx as it is (with its Location header, as Node's fetch does, not an opaque response).
+      if (request.redirect !== 'follow') meta.redirect = request.redirect;
       const timeoutMs = timeoutOf(signal);
       if (timeoutMs !== undefined) meta.timeoutMs = timeoutMs;
       const call = hooks.request(JSON.stringify(meta), body ?? '');

@@ -42,6 +42,11 @@ export interface InvokeOptions {
   signal?: AbortSignal | undefined;
   /** The HTTP request's id, carried in the job so the worker's lines for this run carry it too. */
   requestId?: string | undefined;
+  /**
+   * A dry run (`POST /v1/tools/{id}/test`): needs `tools:write` instead of `invoke`, runs a disabled tool too, and its
+   * runs are audited as tests and counted nowhere. No idempotency key.
+   */
+  test?: boolean;
 }
 
 export interface InvocationSettings {
@@ -97,9 +102,10 @@ export class InvocationService {
    */
   async invoke(principal: Principal, body: unknown, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     try {
-      requireScope(principal, 'invoke');
+      requireScope(principal, options.test ? 'tools:write' : 'invoke');
       const request = parseInvokeRequest(body);
-      const outcome = await this.run(principal, request, parseIdempotencyKey(options.idempotencyKey), options);
+      const key = options.test ? undefined : parseIdempotencyKey(options.idempotencyKey);
+      const outcome = await this.run(principal, request, key, options);
       if (outcome.replayed) this.metrics.invocation('replayed');
       else if (outcome.status === 202) this.metrics.invocation('accepted');
       else
@@ -172,7 +178,7 @@ export class InvocationService {
     }
     let tool: ResolvedTool;
     try {
-      tool = await this.admit(principal, request, invocationId, claim);
+      tool = await this.admit(principal, request, invocationId, claim, options.test === true);
     } catch (error) {
       // Refused before the enqueue: the key is free again for a retry.
       if (claim) await this.idempotency.release(claim);
@@ -191,6 +197,7 @@ export class InvocationService {
       ...(this.replies.replyTo === undefined ? {} : { replyTo: this.replies.replyTo }),
       ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
       enqueuedAt: Date.now(),
+      ...(options.test ? { test: true as const } : {}),
     };
     // Sent before the add and on its connection (not awaited in between), so the key is recorded before the job.
     const committed = claim ? this.idempotency.commit(claim) : undefined;
@@ -250,8 +257,10 @@ export class InvocationService {
     request: InvokeRequest,
     invocationId: string,
     claim: KeyClaim | undefined,
+    test: boolean,
   ): Promise<ResolvedTool> {
-    const tool = await this.tools.resolve(principal.tenantId, request.tool);
+    // A disabled tool can be tried: a dry run is how its owner sees that a fix works before enabling it.
+    const tool = await this.tools.resolve(principal.tenantId, request.tool, { allowDisabled: test });
     this.validate(tool.toolId, tool.version, tool.inputSchema, request);
     const decision = await this.guardRedis(() => this.quota.acquire(principal.tenantId, invocationId), NOT_ENQUEUED);
     if (!decision.admitted) {

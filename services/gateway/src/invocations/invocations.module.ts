@@ -27,6 +27,7 @@ import type { InvocationQueue } from './invocation-queue';
 import { InvocationQueueModule } from './invocation-queue.module';
 import { InvocationService, type InvocationSettings } from './invocation.service';
 import { InvocationsController } from './invocations.controller';
+import { ToolTestsController } from './tool-tests.controller';
 
 /**
  * Invocations over HTTP and the transport-agnostic InvocationService that gRPC and MCP modules will import. The
@@ -38,7 +39,7 @@ export class InvocationsModule {
     return {
       module: InvocationsModule,
       imports: [AuthModule, GatewayMetricsModule, InvocationQueueModule, QuotasModule, parts.replies, parts.toolCache],
-      controllers: [InvocationsController],
+      controllers: [InvocationsController, ToolTestsController],
       providers: [
         {
           provide: INVOCATION_SETTINGS,

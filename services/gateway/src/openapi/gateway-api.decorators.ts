@@ -218,3 +218,36 @@ export const ApiMcpDelete = (): MethodDecorator =>
     }),
     jsonRpcError(405, 'Always: there is no session state to end (`Allow: GET, POST`)'),
   );
+
+export const ApiTestTool = (): MethodDecorator =>
+  applyDecorators(
+    ApiOperation({
+      operationId: 'testTool',
+      summary: 'Dry-run a saved tool (scope tools:write)',
+      description:
+        'Runs the tool (its current version, or `version`) with `input` exactly as an invocation runs, in the same ' +
+        'sandbox with the same limits, and answers the Invocation (result, logs, durationMs, error). Its runs, the ' +
+        'ctx.tools calls they make included, count neither as usage nor as failures and never disable a tool; each ' +
+        'is audited as `tool.tested`. A disabled tool can be tested.',
+    }),
+    ApiParam({ name: 'id', required: true, description: '`custom_<id>` or the bare id', schema: { type: 'string' } }),
+    ApiBody({
+      required: false,
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          input: { type: 'object', description: 'The tool input; {} when absent' },
+          version: { type: 'integer', minimum: 1, description: 'A version to run instead of the current one' },
+          timeoutMs: { type: 'integer', minimum: 0, description: 'How long to wait for the result before 202' },
+          context: { type: 'object', description: 'As on POST /v1/invocations' },
+        },
+      },
+    }),
+    ApiResponse({ status: 200, description: 'The finished dry run', schema: schemaRef('Invocation') }),
+    ApiResponse({ status: 202, description: 'Still running after timeoutMs', schema: schemaRef('InvocationAccepted') }),
+    ApiError(400, 'BAD_REQUEST or VALIDATION_FAILED, as on POST /v1/invocations'),
+    ApiError(404, 'TOOL_NOT_FOUND: unknown id, another tenant’s, or a version it never had'),
+    ApiError(429, 'RATE_LIMITED: dry runs share the tenant’s quota'),
+    ApiError(503, 'UNAVAILABLE: registry or queue unreachable; nothing was enqueued'),
+  );

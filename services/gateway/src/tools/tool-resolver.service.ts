@@ -48,12 +48,12 @@ export class ToolResolver {
    * TOOL_NOT_FOUND for a malformed reference, an unknown id or another tenant's tool (indistinguishable on
    * purpose), TOOL_DISABLED for a disabled tool, UNAVAILABLE when the registry cannot answer.
    */
-  async resolve(tenantId: string, ref: string): Promise<ResolvedTool> {
+  async resolve(tenantId: string, ref: string, options: { allowDisabled?: boolean } = {}): Promise<ResolvedTool> {
     const parsed = parseToolRef(ref);
     if (!parsed) throw GatewayError.toolNotFound();
     const tool = await this.load(parsed.id);
     if (!tool || tool.tenantId !== tenantId) throw GatewayError.toolNotFound();
-    if (tool.status === 'disabled') {
+    if (tool.status === 'disabled' && options.allowDisabled !== true) {
       throw new GatewayError(
         'TOOL_DISABLED',
         `tool is disabled${tool.disabledReason ? `: ${tool.disabledReason}` : ''}`,

@@ -6,6 +6,8 @@ import { LastErrorOrder1796028000000 } from './migrations/1796028000000-last-err
 import { FailurePerTree1796030500000 } from './migrations/1796030500000-failure-per-tree.migration';
 import { PiToolName1796040000000 } from './migrations/1796040000000-pi-tool-name.migration';
 import { NetworkAllow1796050000000 } from './migrations/1796050000000-network-allow.migration';
+import { NetworkLimits1796060000000 } from './migrations/1796060000000-network-limits.migration';
+import { TestedOnce1796070000000 } from './migrations/1796070000000-tested-once.migration';
 
 /** Every migration, in order. Listed explicitly: no glob, so the build output cannot pick up stale files. */
 export const REGISTRY_MIGRATIONS = [
@@ -15,6 +17,8 @@ export const REGISTRY_MIGRATIONS = [
   FailurePerTree1796030500000,
   PiToolName1796040000000,
   NetworkAllow1796050000000,
+  NetworkLimits1796060000000,
+  TestedOnce1796070000000,
 ];
 
 /** TypeORM options of the registry. Never `synchronize`: the schema changes only through migrations. */

@@ -10,12 +10,13 @@ import {
   importResultSchema,
   patchToolBodySchema,
   piModuleImportSchema,
+  rollbackToolBodySchema,
   tradingGooseFileSchema,
   SCOPES,
   type ToolLimitCaps,
 } from '@toolhost/contracts';
 import { openApiDocument, schemaRef as ref, serveOpenApi, type JsonSchemaObject } from '@toolhost/observability';
-import type { RegistryConfig } from '../registry.config';
+import { toolLimitCapsOf, type RegistryConfig } from '../registry.config';
 
 type Schema = JsonSchemaObject;
 
@@ -67,11 +68,42 @@ const toolRecordSchema: Schema = {
     allowedTools: { type: 'array', items: { type: 'string' }, description: '[] also when the tool sets none' },
     network: nullable('object', {
       required: ['allow'],
-      properties: { allow: { type: 'array', items: { type: 'string' } } },
-      description: 'The hosts its fetch may reach, in normal form; null: no network',
+      properties: {
+        allow: { type: 'array', items: { type: 'string' } },
+        maxRequests: { type: 'integer' },
+        maxConcurrent: { type: 'integer' },
+        maxResponseBytes: { type: 'integer' },
+        timeoutMs: { type: 'integer' },
+      },
+      description: 'The hosts its fetch may reach, in normal form, and the limits it set; null: no network',
     }),
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+/** A version whole: the record's definition fields, with the version's number, time and code digest. */
+const VERSION_FIELDS = [
+  'title',
+  'description',
+  'inputSchema',
+  'outputSchema',
+  'code',
+  'timeoutMs',
+  'memoryMb',
+  'secretNames',
+  'allowedTools',
+  'network',
+] as const;
+const toolRecordProperties = toolRecordSchema.properties as Record<string, Schema>;
+const toolVersionSchema: Schema = {
+  type: 'object',
+  required: ['version', 'createdAt', 'codeSha256', ...VERSION_FIELDS],
+  properties: {
+    version: { type: 'integer', minimum: 1 },
+    createdAt: { type: 'string', format: 'date-time' },
+    codeSha256: { type: 'string' },
+    ...Object.fromEntries(VERSION_FIELDS.map((name) => [name, toolRecordProperties[name]])),
   },
 };
 
@@ -88,6 +120,7 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
     CreateTenant: createTenantBodySchema,
     CreateApiKey: createApiKeyBodySchema,
     DisableTool: disableToolBodySchema,
+    RollbackTool: rollbackToolBodySchema,
     VerifyKey: { type: 'object', required: ['key'], properties: { key: { type: 'string' } } },
     ToolList: listOf('ToolRecord'),
     ToolVersionList: listOf('ToolVersionSummary'),
@@ -114,6 +147,7 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
     ImportResult: importResultSchema,
     ToolPatch: patchToolBodySchema(caps),
     ToolRecord: toolRecordSchema,
+    ToolVersion: toolVersionSchema,
     ToolVersionSummary: {
       type: 'object',
       required: ['version', 'createdAt', 'codeSha256'],
@@ -200,7 +234,7 @@ export function setupRegistryOpenApi(app: INestApplication, config: Readonly<Reg
       tenantKey: { type: 'http', scheme: 'bearer', description: 'A tenant key (thk_…) with the scope named' },
       internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN (gateway, worker)' },
     },
-    schemas: registrySchemas({ maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB }),
+    schemas: registrySchemas(toolLimitCapsOf(config)),
   });
   serveOpenApi(app, document, 'toolhost registry');
 }

@@ -127,6 +127,37 @@ describe('OutcomesRepository', () => {
     expect(audit).toEqual([{ event: 'charged', invocation_id: audited.invocationId }]);
   });
 
+  it('records dry runs once as tool.tested with their ctx.audit rows, and counts none of them', async () => {
+    const toolId = await newTool();
+    await repository.apply([outcome(toolId, 'failed'), outcome(toolId, 'failed')], 3);
+    const test = (status: 'succeeded' | 'failed', extra: Partial<OutcomeJob> = {}): OutcomeJob =>
+      outcome(toolId, status, { test: true, ...extra });
+    const audited = test('succeeded', {
+      audit: [{ event: 'charged', data: { cents: 1 }, at: new Date().toISOString() }],
+    });
+    const failures = [test('failed'), test('failed'), test('failed')];
+    // A third failing run would disable the tool; three failing dry runs, with a redelivery, change nothing.
+    expect(await repository.apply([audited, ...failures, failures[0] as OutcomeJob], 3)).toEqual([]);
+    expect(await repository.apply([audited], 3)).toEqual([]);
+    expect(await counters(toolId)).toMatchObject({ usage_count: '2', failure_count: 2, status: 'active' });
+    const log = await queryDatabase(database.url, `SELECT id FROM invocations WHERE tool_id = $1`, [toolId]);
+    expect(log).toHaveLength(2);
+    const audit = await queryDatabase<{ event: string; invocation_id: string; actor: string; data: unknown }>(
+      database.url,
+      `SELECT event, invocation_id, actor, data FROM audit_events WHERE tool_id = $1 ORDER BY seq`,
+      [toolId],
+    );
+    expect(audit.filter((row) => row.event === 'tool.tested')).toHaveLength(4);
+    expect(audit.find((row) => row.invocation_id === failures[1]?.invocationId)).toMatchObject({
+      event: 'tool.tested',
+      actor: 'test',
+      data: { version: 1, status: 'failed', errorCode: 'USER_ERROR', durationMs: 3 },
+    });
+    expect(audit.filter((row) => row.event === 'charged')).toEqual([
+      expect.objectContaining({ invocation_id: audited.invocationId }),
+    ]);
+  });
+
   it('ignores redelivered outcomes', async () => {
     const toolId = await newTool();
     const once = outcome(toolId, 'failed');

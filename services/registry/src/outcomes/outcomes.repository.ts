@@ -42,8 +42,12 @@ export class OutcomesRepository {
   }
 
   apply(batch: readonly OutcomeJob[], disableAfter: number): Promise<DisabledTool[]> {
-    const outcomes = uniqueByInvocation(batch).map((outcome) => storable(outcome));
+    const unique = uniqueByInvocation(batch).map((outcome) => storable(outcome));
+    const tests = unique.filter((outcome) => outcome.test === true);
+    const outcomes = unique.filter((outcome) => outcome.test !== true);
     return this.db.transaction(async (manager) => {
+      if (tests.length > 0) await this.insertTests(manager, tests);
+      if (outcomes.length === 0) return [];
       const wasActive = await this.lockTools(manager, outcomes);
       const fresh = await this.insertInvocations(manager, outcomes);
       const applied = outcomes.filter((outcome) => fresh.has(outcome.invocationId));
@@ -231,6 +235,43 @@ export class OutcomesRepository {
         failureCount: row.longest ?? 0,
         reason: row.disabled_reason ?? 'disabled after consecutive failures',
       }));
+  }
+
+  /**
+   * Dry runs (`test` outcomes): one `tool.tested` row each (once: audit_events_tested_once), with their `ctx.audit`
+   * rows; never the invocation log, so they count nowhere (usage, failures, disabling). A tool that is gone, or not
+   * the tenant's, gets nothing.
+   */
+  private async insertTests(manager: EntityManager, tests: OutcomeJob[]): Promise<void> {
+    const rows = tests.map((o) => ({
+      tenant_id: o.tenantId,
+      tool_id: o.toolId,
+      invocation_id: o.invocationId,
+      created_at: o.finishedAt,
+      data: {
+        version: o.version,
+        status: o.status,
+        ...(o.errorCode === undefined ? {} : { errorCode: o.errorCode }),
+        durationMs: Math.round(o.durationMs),
+        ...(o.parentInvocationId === undefined ? {} : { parentInvocationId: o.parentInvocationId }),
+      },
+    }));
+    const fresh: { invocation_id: string }[] = await manager.query(
+      `INSERT INTO audit_events (tenant_id, tool_id, event, data, invocation_id, actor, created_at)
+       SELECT x.tenant_id, x.tool_id, 'tool.tested', x.data, x.invocation_id, 'test', x.created_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id uuid, tool_id uuid, invocation_id uuid, created_at timestamptz,
+              data jsonb)
+         JOIN tools t ON t.id = x.tool_id AND t.tenant_id = x.tenant_id
+       ON CONFLICT (invocation_id) WHERE event = 'tool.tested' DO NOTHING
+       RETURNING invocation_id`,
+      [JSON.stringify(rows)],
+    );
+    const recorded = new Set(fresh.map((row) => row.invocation_id));
+    await this.insertAudit(
+      manager,
+      tests.filter((test) => recorded.has(test.invocationId)),
+      [],
+    );
   }
 
   private async insertAudit(manager: EntityManager, applied: OutcomeJob[], disabled: DisabledTool[]): Promise<void> {

@@ -35,6 +35,7 @@ describe('ToolInputValidator.parseCreate', () => {
       allowedTools: null,
       piToolName: null,
       networkAllow: null,
+      networkLimits: null,
     });
     expect(secrets).toEqual({});
   });
@@ -249,9 +250,52 @@ describe('network.allow', () => {
 
   it('sets, and clears with null, on a patch (named network in what changed)', () => {
     const set = withPolicy.parsePatch({ network: { allow: ['api.example.com'] } });
-    expect(set.fields).toEqual({ networkAllow: ['api.example.com'] });
+    expect(set.fields).toEqual({ networkAllow: ['api.example.com'], networkLimits: null });
     expect(set.changed).toEqual(['network']);
-    expect(withPolicy.parsePatch({ network: null }).fields).toEqual({ networkAllow: null });
+    expect(withPolicy.parsePatch({ network: null }).fields).toEqual({ networkAllow: null, networkLimits: null });
     expect(errorOf(() => withPolicy.parsePatch({ network: { allow: ['evil.io'] } })).message).toMatch(/evil\.io/);
+  });
+});
+
+describe('network limits', () => {
+  const caps = {
+    maxTimeoutMs: 30_000,
+    maxMemoryMb: 256,
+    network: { maxRequests: 50, maxConcurrent: 10, maxResponseBytes: 5_242_880, timeoutMs: 10_000 },
+  };
+  const withCaps = new ToolInputValidator(caps, operatorPolicyOf({ EGRESS_TOOL_HOSTS: 'on' }));
+
+  it('stores the limits a tool sets within the caps, and none when it sets none', () => {
+    const { fields } = withCaps.parseCreate({
+      ...base,
+      network: { allow: ['api.example.com'], timeoutMs: 2_000, maxRequests: 3, maxResponseBytes: 1024 },
+    });
+    expect(fields.networkLimits).toEqual({ maxRequests: 3, maxResponseBytes: 1024, timeoutMs: 2_000 });
+    expect(withCaps.parseCreate({ ...base, network: { allow: [] } }).fields.networkLimits).toBeNull();
+    const atCaps = { allow: [], ...caps.network };
+    expect(withCaps.parseCreate({ ...base, network: atCaps }).fields.networkLimits).toEqual(caps.network);
+  });
+
+  it('answers 400 naming each limit above its cap or below 1', () => {
+    const error = errorOf(() =>
+      withCaps.parseCreate({
+        ...base,
+        network: { allow: [], maxRequests: 51, maxConcurrent: 0, maxResponseBytes: 5_242_881, timeoutMs: 1.5 },
+      }),
+    );
+    expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+    const paths = (error.details as { errors: { path: string }[] }).errors.map((problem) => problem.path);
+    expect(paths.sort()).toEqual([
+      '/network/maxConcurrent',
+      '/network/maxRequests',
+      '/network/maxResponseBytes',
+      '/network/timeoutMs',
+    ]);
+  });
+
+  it('replaces the whole network on a patch: limits left out go back to the caps', () => {
+    const patch = withCaps.parsePatch({ network: { allow: ['api.example.com'], maxConcurrent: 2 } });
+    expect(patch.fields).toEqual({ networkAllow: ['api.example.com'], networkLimits: { maxConcurrent: 2 } });
+    expect(withCaps.parsePatch({ network: { allow: ['api.example.com'] } }).fields.networkLimits).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import {
   type JsonObject,
   type OpenAiFunctionSchema,
   type ToolLimitCaps,
+  type ToolNetworkLimits,
   type ToolRecord,
 } from '@toolhost/contracts';
 import { checkToolAllowList, type OperatorPolicy } from '@toolhost/egress';
@@ -26,6 +27,8 @@ export type ToolVersionFields = Pick<
   piToolName: string | null;
   /** `network.allow` in normal form; null: the tool has no network. */
   networkAllow: string[] | null;
+  /** The limits `network` sets (maxRequests, maxConcurrent, maxResponseBytes, timeoutMs); null: none, or no network. */
+  networkLimits: ToolNetworkLimits | null;
 };
 
 /** What a pi module's ToolInput may leave out, for its registerTool call to give. */
@@ -69,7 +72,7 @@ interface RawToolBody {
   secrets?: Record<string, string | null>;
   allowedTools?: string[] | null;
   // Read only as far as it has the right shape: the schema check names what is wrong with it.
-  network?: { allow?: unknown } | null;
+  network?: ({ allow?: unknown } & ToolNetworkLimits) | null;
 }
 
 /** Any operator policy lets a tool list nothing; a validator without one (tests) refuses every host. */
@@ -121,6 +124,7 @@ export class ToolInputValidator {
       allowedTools: raw.allowedTools ?? null,
       piToolName: null,
       networkAllow: networkAllow ?? null,
+      networkLimits: networkLimitsOf(raw),
     };
     return {
       problems: [],
@@ -146,8 +150,14 @@ export class ToolInputValidator {
     if (raw.timeoutMs !== undefined) fields.timeoutMs = raw.timeoutMs;
     if (raw.memoryMb !== undefined) fields.memoryMb = raw.memoryMb;
     if (raw.allowedTools !== undefined) fields.allowedTools = raw.allowedTools;
-    if (raw.network !== undefined) fields.networkAllow = networkAllow ?? null;
-    const changed = Object.keys(fields).map((name) => (name === 'networkAllow' ? 'network' : name));
+    if (raw.network !== undefined) {
+      // The whole object is replaced: limits it leaves out go back to the server's caps.
+      fields.networkAllow = networkAllow ?? null;
+      fields.networkLimits = networkLimitsOf(raw);
+    }
+    const changed = Object.keys(fields)
+      .filter((name) => name !== 'networkLimits')
+      .map((name) => (name === 'networkAllow' ? 'network' : name));
     if (raw.secrets !== undefined) changed.push('secrets');
     return { fields, ...(raw.secrets === undefined ? {} : { secrets: raw.secrets }), changed };
   }
@@ -169,6 +179,19 @@ function checkNetwork(raw: RawToolBody, operator: OperatorPolicy, problems: Fiel
   }
   // Two entries that are the same pattern written differently are kept once.
   return [...new Set(checked.patterns.map((pattern) => pattern.text))];
+}
+
+const NETWORK_LIMITS = ['maxRequests', 'maxConcurrent', 'maxResponseBytes', 'timeoutMs'] as const;
+
+/** The limits a (schema-checked) `network` sets, in a fixed order; null when it sets none. */
+function networkLimitsOf(raw: RawToolBody): ToolNetworkLimits | null {
+  if (!raw.network) return null;
+  const limits: ToolNetworkLimits = {};
+  for (const name of NETWORK_LIMITS) {
+    const value = raw.network[name];
+    if (value !== undefined) limits[name] = value;
+  }
+  return Object.keys(limits).length > 0 ? limits : null;
 }
 
 /**

@@ -3,7 +3,9 @@ import {
   type InternalToolRecord,
   type InternalToolVersion,
   type JsonObject,
+  type ToolNetwork,
   type ToolRecord,
+  type ToolVersionRecord,
 } from '@toolhost/contracts';
 import type { ToolEntity, ToolVersionEntity } from '../database/entities';
 
@@ -34,7 +36,7 @@ export function toToolRecord(tool: ToolEntity, version: ToolVersionEntity): Tool
     version: tool.currentVersion,
     secretNames: [...version.secretNames],
     allowedTools: version.allowedTools ? [...version.allowedTools] : [],
-    network: version.networkAllow ? { allow: [...version.networkAllow] } : null,
+    network: networkOf(version),
     createdAt: tool.createdAt.toISOString(),
     updatedAt: tool.updatedAt.toISOString(),
   };
@@ -64,8 +66,37 @@ export function toInternalToolVersion(
     memoryMb: version.memoryMb,
     allowedTools: version.allowedTools,
     ...(version.piToolName === null ? {} : { piToolName: version.piToolName }),
-    ...(version.networkAllow === null ? {} : { network: { allow: [...version.networkAllow] } }),
+    ...withNetwork(version),
     secrets,
     createdAt: version.createdAt.toISOString(),
+  };
+}
+
+/** `network` as the tool gave it: its hosts and the limits it set; null: no network. */
+function networkOf(version: ToolVersionEntity): ToolNetwork | null {
+  if (version.networkAllow === null) return null;
+  return { allow: [...version.networkAllow], ...version.networkLimits };
+}
+
+function withNetwork(version: ToolVersionEntity): { network?: ToolNetwork } {
+  const network = networkOf(version);
+  return network ? { network } : {};
+}
+
+export function toToolVersionRecord(version: ToolVersionEntity): ToolVersionRecord {
+  return {
+    version: version.version,
+    createdAt: version.createdAt.toISOString(),
+    codeSha256: version.codeSha256,
+    title: version.title,
+    description: version.description,
+    inputSchema: jsonObject(version.inputSchema),
+    outputSchema: jsonObjectOrNull(version.outputSchema),
+    code: version.code,
+    timeoutMs: version.timeoutMs,
+    memoryMb: version.memoryMb,
+    secretNames: [...version.secretNames],
+    allowedTools: version.allowedTools ? [...version.allowedTools] : [],
+    network: networkOf(version),
   };
 }

@@ -122,13 +122,23 @@ export class ToolRepository {
   async addVersion(
     tenantId: string,
     id: string,
-    build: (current: CurrentTool, next: number) => { row: NewToolVersionRow; change: AuditedChange },
+    build: (
+      current: CurrentTool,
+      next: number,
+      base: ToolVersionEntity | null,
+    ) => { row: NewToolVersionRow; change: AuditedChange },
+    /** A version `build` starts from (a rollback); null in `build` when the tool has no such version. */
+    baseVersion?: number,
   ): Promise<CurrentTool | null> {
     return this.db.transaction(async (manager) => {
       const current = await this.lockCurrent(manager, tenantId, id);
       if (!current) return null;
       const next = current.tool.currentVersion + 1;
-      const { row, change } = build(current, next);
+      const base =
+        baseVersion === undefined
+          ? null
+          : await manager.getRepository(ToolVersionEntity).findOneBy({ toolId: id, version: baseVersion });
+      const { row, change } = build(current, next, base);
       await manager.insert(ToolVersionEntity, versionEntity(row, id, next));
       await manager.update(ToolEntity, { id }, { currentVersion: next, updatedAt: () => 'now()' });
       await this.audit.insert(manager, { tenantId, toolId: id, ...change });
@@ -190,6 +200,12 @@ export class ToolRepository {
       where: { toolId: id },
       order: { version: 'ASC' },
     });
+  }
+
+  /** One version of the tenant's live tool; null when the tool is not the tenant's or has no such version. */
+  async findTenantVersion(tenantId: string, id: string, version: number): Promise<ToolVersionEntity | null> {
+    if (!(await this.existsForTenant(tenantId, id))) return null;
+    return this.db.getRepository(ToolVersionEntity).findOneBy({ toolId: id, version });
   }
 
   async existsForTenant(tenantId: string, id: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import type { ToolRecord, ToolVersionSummary } from '@toolhost/contracts';
+import type { ToolRecord, ToolVersionRecord, ToolVersionSummary } from '@toolhost/contracts';
 import { ApiErrors, schemaRef } from '@toolhost/observability';
 import type { AuditItem } from '../audit/audit-event';
 import { Access } from '../auth/access.decorator';
@@ -127,6 +127,44 @@ export class ToolsController {
     @Param('id', ToolIdPipe) id: string,
   ): Promise<{ items: ToolVersionSummary[] }> {
     return this.tools.versions(caller, id);
+  }
+
+  @ApiOperation({ summary: 'One version whole, as it ran (secrets by name only)' })
+  @tenantKey('tools:read')
+  @ApiParam(TOOL_ID)
+  @ApiParam({ name: 'version', schema: { type: 'integer', minimum: 1 } })
+  @ApiResponse({ status: 200, description: 'The version', schema: schemaRef('ToolVersion') })
+  @ApiErrors(401, 403, 404)
+  @Get(':id/versions/:version')
+  @Access({ scope: 'tools:read' })
+  version(
+    @TenantCaller() caller: TenantPrincipal,
+    @Param('id', ToolIdPipe) id: string,
+    @Param('version') version: string,
+  ): Promise<ToolVersionRecord> {
+    return this.tools.version(caller, id, version);
+  }
+
+  @ApiOperation({
+    summary: 'Make an old version current again, as a new version (version + 1)',
+    description:
+      'The new version has the old one’s definition (title, description, schemas, code, limits, allowedTools, ' +
+      'network) and the current secrets. Status and counters are unchanged: a disabled tool stays disabled.',
+  })
+  @tenantKey('tools:write')
+  @ApiParam(TOOL_ID)
+  @ApiBody({ required: true, schema: schemaRef('RollbackTool') })
+  @record(200, 'The tool record')
+  @ApiErrors(400, 401, 403, 404)
+  @Post(':id/rollback')
+  @HttpCode(200)
+  @Access({ scope: 'tools:write' })
+  rollback(
+    @TenantCaller() caller: TenantPrincipal,
+    @Param('id', ToolIdPipe) id: string,
+    @Body() body: unknown,
+  ): Promise<ToolRecord> {
+    return this.tools.rollback(caller, id, body);
   }
 
   @ApiOperation({ summary: 'Audit events, newest first' })

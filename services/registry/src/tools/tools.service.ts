@@ -1,6 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { disableToolBodySchema, type ToolRecord, type ToolVersionSummary } from '@toolhost/contracts';
+import {
+  disableToolBodySchema,
+  rollbackToolBodySchema,
+  type ToolRecord,
+  type ToolVersionRecord,
+  type ToolVersionSummary,
+} from '@toolhost/contracts';
 import { operatorPolicyOf } from '@toolhost/egress';
 import { decodeAuditCursor, encodeAuditCursor } from '../audit/audit-cursor';
 import type { AuditItem } from '../audit/audit-event';
@@ -8,7 +14,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import type { TenantPrincipal } from '../auth/principal';
 import { RegistryError } from '../errors/registry.error';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
-import type { RegistryConfig } from '../registry.config';
+import { toolLimitCapsOf, type RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
 import { BodyValidator } from '../validation/body-validator';
 import { isUuid } from '../validation/is-uuid';
@@ -16,8 +22,9 @@ import { PiModuleInspector } from './pi-module.inspector';
 import { PiToolInput } from './pi-tool-input';
 import { SecretBox } from './secret-box';
 import { ToolInputValidator, type ToolVersionFields } from './tool-input.validator';
-import { toToolRecord } from './tool-record.mapper';
+import { toToolRecord, toToolVersionRecord } from './tool-record.mapper';
 import type { NewToolVersionRow } from './tool-version-row';
+import type { ToolVersionEntity } from '../database/entities';
 import { ToolRepository, type CurrentTool } from './tool.repository';
 
 export const AUDIT_PAGE_DEFAULT = 50;
@@ -30,6 +37,7 @@ const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8
 export class ToolsService {
   private readonly input: ToolInputValidator;
   private readonly disableBody = new BodyValidator<{ reason?: string }>(disableToolBodySchema);
+  private readonly rollbackBody = new BodyValidator<{ version: number }>(rollbackToolBodySchema);
 
   private readonly piInput: PiToolInput;
 
@@ -41,10 +49,7 @@ export class ToolsService {
     private readonly events: ToolEventsPublisher,
     piModules: PiModuleInspector,
   ) {
-    this.input = new ToolInputValidator(
-      { maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB },
-      operatorPolicyOf(config),
-    );
+    this.input = new ToolInputValidator(toolLimitCapsOf(config), operatorPolicyOf(config));
     this.piInput = new PiToolInput(piModules, this.input);
   }
 
@@ -84,7 +89,7 @@ export class ToolsService {
     if (!isUuid(id)) throw RegistryError.toolNotFound();
     const patch = this.input.parsePatch(body);
     const updated = await this.tools.addVersion(caller.tenantId, id, (current, next) => {
-      const fields: ToolVersionFields = { ...fieldsOf(current), ...patch.fields };
+      const fields: ToolVersionFields = { ...fieldsOf(current.version), ...patch.fields };
       let secrets = this.currentSecrets(current);
       if (patch.secrets) {
         const merged = new Map(Object.entries(secrets));
@@ -106,6 +111,47 @@ export class ToolsService {
     });
     if (!updated) throw RegistryError.toolNotFound();
     return this.announce(updated);
+  }
+
+  /**
+   * Makes an old version's definition current again, as a new version (current + 1): versions stay immutable and
+   * every run stays addressable by the version it ran. The secrets are the current ones (secrets are configuration,
+   * rotated on their own; an old version's may have been revoked). Status and counters are the tool's, unchanged.
+   */
+  async rollback(caller: TenantPrincipal, id: string, body: unknown): Promise<ToolRecord> {
+    if (!isUuid(id)) throw RegistryError.toolNotFound();
+    const { version } = this.rollbackBody.parse(body);
+    const updated = await this.tools.addVersion(
+      caller.tenantId,
+      id,
+      (current, next, base) => {
+        if (!base) throw RegistryError.notFound(`version ${version} of this tool`);
+        const row = this.versionRow(fieldsOf(base), this.currentSecrets(current), id, next);
+        return {
+          row,
+          change: {
+            event: 'tool.rolledBack',
+            data: { version: next, from: version, secretNames: row.secretNames },
+            actor: caller.keyId,
+          },
+        };
+      },
+      version,
+    );
+    if (!updated) throw RegistryError.toolNotFound();
+    return this.announce(updated);
+  }
+
+  /** One version whole, as it ran. */
+  async version(caller: TenantPrincipal, id: string, versionText: string): Promise<ToolVersionRecord> {
+    const version = /^[1-9]\d{0,8}$/.test(versionText) ? Number(versionText) : NaN;
+    if (!isUuid(id)) throw RegistryError.toolNotFound();
+    const found = Number.isNaN(version) ? null : await this.tools.findTenantVersion(caller.tenantId, id, version);
+    if (!found) {
+      if (!(await this.tools.existsForTenant(caller.tenantId, id))) throw RegistryError.toolNotFound();
+      throw RegistryError.notFound(`version ${versionText.slice(0, 20)} of this tool`);
+    }
+    return toToolVersionRecord(found);
   }
 
   async remove(caller: TenantPrincipal, id: string): Promise<void> {
@@ -204,8 +250,8 @@ export class ToolsService {
   }
 }
 
-function fieldsOf({ tool, version }: CurrentTool): ToolVersionFields {
-  const record = toToolRecord(tool, version);
+function fieldsOf(version: ToolVersionEntity): ToolVersionFields {
+  const record = toToolVersionRecord(version);
   return {
     title: version.title,
     description: version.description,
@@ -217,6 +263,7 @@ function fieldsOf({ tool, version }: CurrentTool): ToolVersionFields {
     allowedTools: version.allowedTools,
     piToolName: version.piToolName,
     networkAllow: version.networkAllow,
+    networkLimits: version.networkLimits,
   };
 }
 

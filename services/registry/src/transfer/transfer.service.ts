@@ -6,7 +6,7 @@ import { AuditRepository } from '../audit/audit.repository';
 import type { TenantPrincipal } from '../auth/principal';
 import { RegistryError } from '../errors/registry.error';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
-import type { RegistryConfig } from '../registry.config';
+import { toolLimitCapsOf, type RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
 import { PiModuleInspector } from '../tools/pi-module.inspector';
 import { ToolInputValidator } from '../tools/tool-input.validator';
@@ -40,10 +40,7 @@ export class TransferService {
     piModules: PiModuleInspector,
   ) {
     // Neither format carries `network` (TradingGoose has no such field): imported tools have no network until a PATCH.
-    const input = new ToolInputValidator(
-      { maxTimeoutMs: config.MAX_TOOL_TIMEOUT_MS, maxMemoryMb: config.MAX_TOOL_MEMORY_MB },
-      operatorPolicyOf(config),
-    );
+    const input = new ToolInputValidator(toolLimitCapsOf(config), operatorPolicyOf(config));
     this.tradingGoose = new TradingGooseImporter(input, piModules, config.IMPORT_MAX_TOOLS);
     this.piModule = new PiModuleImporter(input, piModules, config.IMPORT_MAX_TOOLS);
   }

@@ -10,6 +10,7 @@ export function problemsOf(errors: ErrorObject[]): { problems: FieldProblem[]; u
   const problems: FieldProblem[] = [];
   let unknownField = false;
   for (const error of errors) {
+    if (nullBranchBeside(error, errors)) continue;
     if (error.keyword === 'required') {
       problems.push({ path: `${error.instancePath}/${String(error.params.missingProperty)}`, message: 'is required' });
     } else if (error.keyword === 'additionalProperties') {
@@ -29,6 +30,20 @@ export function problemsOf(errors: ErrorObject[]): { problems: FieldProblem[]; u
     }
   }
   return { problems: dedupe(problems), unknownField };
+}
+
+/**
+ * A patch field that may be null (`anyOf: [schema, {type: 'null'}]`) and is neither: its "must be null" says nothing
+ * when the other branch already says what is wrong at or under the same field.
+ */
+function nullBranchBeside(error: ErrorObject, errors: ErrorObject[]): boolean {
+  if (error.keyword !== 'type' || error.params.type !== 'null') return false;
+  return errors.some(
+    (other) =>
+      other !== error &&
+      other.keyword !== 'anyOf' &&
+      (other.instancePath === error.instancePath || other.instancePath.startsWith(`${error.instancePath}/`)),
+  );
 }
 
 function dedupe(problems: FieldProblem[]): FieldProblem[] {

@@ -14,7 +14,15 @@ const sha256 = (value: JsonValue): string => createHash('sha256').update(JSON.st
 /** The run an outcome is about: a root job (an InvocationJob), or a nested run of its tree (its RunState). */
 export type OutcomeSubject = Pick<
   RunState,
-  'invocationId' | 'parentInvocationId' | 'rootInvocationId' | 'tenantId' | 'toolId' | 'version' | 'context' | 'input'
+  | 'invocationId'
+  | 'parentInvocationId'
+  | 'rootInvocationId'
+  | 'tenantId'
+  | 'toolId'
+  | 'version'
+  | 'context'
+  | 'input'
+  | 'test'
 >;
 
 /** How the run ended. */
@@ -42,6 +50,7 @@ export function outcomeOf(run: OutcomeSubject, end: OutcomeEnd): OutcomeJob {
       ? { errorCode: end.error.code, errorMessage: end.error.message.slice(0, MAX_OUTCOME_MESSAGE_CHARS) }
       : {}),
     ...(end.error && end.blameless ? { blameless: true as const } : {}),
+    ...(run.test ? { test: true as const } : {}),
     durationMs: end.durationMs,
     context: run.context,
     inputSha256: sha256(run.input),

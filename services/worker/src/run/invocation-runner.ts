@@ -61,6 +61,7 @@ export class InvocationRunner {
       version: job.version,
       input: job.input,
       context: job.context,
+      ...(job.test ? { test: true as const } : {}),
       budget: new CallBudget(this.limits.toolCallBudget),
       ...(this.egress ? { egressBudget: this.egress.budget() } : {}),
       deadlineAt: Date.now() + this.limits.wallClockMs,

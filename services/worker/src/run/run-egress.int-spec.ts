@@ -208,6 +208,28 @@ it('counts requests per invocation tree (EGRESS_MAX_REQUESTS_PER_INVOCATION)', a
   expect((await failure(bridge.fetch(get('/'), signal()))).code).toBe('NETWORK_LIMIT');
 });
 
+it("applies the tool's own limits within the server's: requests per run, response size, time", async () => {
+  const network = (limits: object): Partial<InternalToolVersion> => ({
+    network: { allow: [`api.test:${port}`], ...limits },
+  });
+  const counted = bridgeFor(toolWith(network({ maxRequests: 2 }))).bridge;
+  for (let request = 0; request < 2; request++) expect((await counted.fetch(get('/'), signal())).status).toBe(200);
+  const spent = await failure(counted.fetch(get('/'), signal()));
+  expect([spent.code, spent.message]).toEqual(['NETWORK_LIMIT', 'more than 2 requests in this run of the tool']);
+
+  // The answer is {"key":null}: 12 bytes.
+  const small = bridgeFor(toolWith(network({ maxResponseBytes: 8 }))).bridge;
+  const large = await failure(small.fetch(get('/'), signal()));
+  expect([large.code, large.message]).toEqual(['NETWORK_TOO_LARGE', `api.test:${port} answered more than 8 bytes`]);
+  expect((await bridgeFor(toolWith(network({ maxResponseBytes: 12 }))).bridge.fetch(get('/'), signal())).status).toBe(
+    200,
+  );
+
+  const quick = bridgeFor(toolWith(network({ timeoutMs: 150 }))).bridge;
+  const late = await failure(quick.fetch(get('/hang'), signal()));
+  expect([late.code, late.message]).toEqual(['NETWORK_TIMEOUT', 'no complete answer within 150 ms']);
+});
+
 it('aborts the requests a run left open when it ends, and the runner does so itself', async () => {
   const tool = toolWith();
   const reached = new Promise<void>((resolve) => (arrived = resolve));

@@ -21,6 +21,8 @@ export interface RunState {
   version: number;
   input: JsonValue;
   context: InvocationContext;
+  /** A dry run's tree: its outcomes are audited as tests, never counted. */
+  test?: true;
   /** Shared by the whole tree. */
   budget: CallBudget;
   /** The tree's fetch budget (requests, and requests in flight); shared by the tree. None: the worker has no egress. */

@@ -201,6 +201,7 @@ export class ToolCallBridge implements ToolBridge {
       version,
       input,
       context: this.plan.context,
+      ...(this.plan.test ? { test: true as const } : {}),
       budget: this.plan.budget,
       ...(this.plan.egressBudget ? { egressBudget: this.plan.egressBudget } : {}),
       deadlineAt: this.plan.deadlineAt,

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { ToolNetworkLimits } from '@toolhost/contracts';
 
 /** A JSON object column. Not JsonObject: TypeORM's deep-partial types recurse forever on a recursive JSON type. */
 export type JsonObjectColumn = object;
@@ -55,6 +56,10 @@ export class ToolVersionEntity {
   /** The hosts its `fetch` may reach (`network.allow`, normal form); null: no network. */
   @Column({ name: 'network_allow', type: 'text', array: true, nullable: true })
   networkAllow!: string[] | null;
+
+  /** The tool's own fetch limits (`network` without `allow`); null: the server's caps alone. */
+  @Column({ name: 'network_limits', type: 'jsonb', nullable: true })
+  networkLimits!: ToolNetworkLimits | null;
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;

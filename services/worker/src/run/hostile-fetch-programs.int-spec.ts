@@ -3,13 +3,14 @@
  * egress, against local HTTP servers, 127.0.0.1/32 the only range opened (none for the address cases). Each program
  * catches what its fetch throws and returns its `code`; after each, a plain run on the same runtime still works.
  *
- * Needs both halves of issue 19: the isolate's fetch (branch `web`) and the host's egress (branch `egress`).
+ * The network rows of the hostile-program suite (libs/sandbox/src/hostile-programs.int-spec.ts has the rest): they
+ * need the worker's egress, which the sandbox library cannot depend on.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { InputValidatorCache, type InternalToolVersion } from '@toolhost/contracts';
+import { InputValidatorCache, type InternalToolVersion, type ToolNetwork } from '@toolhost/contracts';
 import type { Resolver } from '@toolhost/egress';
 import type { MetricsService } from '@toolhost/observability';
 import type { OutcomeJob } from '@toolhost/queue';
@@ -30,6 +31,9 @@ const seen: IncomingMessage[] = [];
 let server: Server;
 let port = 0;
 let written = 0;
+// Requests to /slow in flight at once, and the most seen.
+let inFlight = 0;
+let highWater = 0;
 
 /** Metrics into a registry of their own (each WorkerEgress declares the same names, as each executor does). */
 const metricsOf = (registry = new Registry()): Pick<MetricsService, 'counter' | 'histogram'> =>
@@ -66,8 +70,8 @@ const PROGRAM = `export async function handle(input) {
   }
 }`;
 
-function addTool(code: string, allow: string[]): InternalToolVersion {
-  const tool = toolVersion(tenantId, { code, timeoutMs: 5_000, secrets: { API_KEY }, network: { allow } });
+function addTool(code: string, allow: string[], limits: Omit<ToolNetwork, 'allow'> = {}): InternalToolVersion {
+  const tool = toolVersion(tenantId, { code, timeoutMs: 5_000, secrets: { API_KEY }, network: { allow, ...limits } });
   tools.set(tool.id, tool);
   return tool;
 }
@@ -77,7 +81,7 @@ const registry = {
   getTool: () => Promise.resolve(undefined),
 } as unknown as RegistryClient;
 
-describe('fetch from tool code (needs the web and egress branches)', () => {
+describe('hostile fetches from tool code', () => {
   const runtime = new SandboxRuntime();
   const sandbox = {
     run: runtime.run.bind(runtime),
@@ -140,6 +144,14 @@ describe('fetch from tool code (needs the web and egress branches)', () => {
           res.end();
         };
         pump();
+      } else if (url.pathname === '/slow') {
+        inFlight += 1;
+        highWater = Math.max(highWater, inFlight);
+        setTimeout(() => {
+          inFlight -= 1;
+          res.writeHead(200);
+          res.end('slow');
+        }, 50);
       } else if (url.pathname === '/endless') {
         res.writeHead(200);
         res.write('started');
@@ -226,6 +238,51 @@ describe('fetch from tool code (needs the web and egress branches)', () => {
     });
     expect(seen.length - before).toBe(50);
     await stillWorks();
+  });
+
+  it('1,000 parallel fetches of a tool that allows itself 5 requests, 2 at a time: 5 made, never more than 2 open', async () => {
+    const tool = addTool(
+      `export async function handle(input) {
+        const results = await Promise.allSettled(Array.from({ length: 1000 }, () => fetch(input.url)));
+        const codes = {};
+        for (const r of results) {
+          const key = r.status === 'fulfilled' ? 'ok' : r.reason.code;
+          codes[key] = (codes[key] ?? 0) + 1;
+        }
+        return codes;
+      }`,
+      [`api.test:${port}`],
+      { maxRequests: 5, maxConcurrent: 2 },
+    );
+    const before = seen.length;
+    highWater = 0;
+    expect(await run(tool, { url: `http://api.test:${port}/slow` })).toMatchObject({
+      status: 'succeeded',
+      result: { ok: 5, NETWORK_LIMIT: 995 },
+    });
+    expect(seen.length - before).toBe(5);
+    expect(highWater).toBe(2);
+    await stillWorks();
+  });
+
+  it('redirect "manual" answers the 3xx as it is, and "error" refuses it, without following', async () => {
+    const tool = addTool(
+      `export async function handle(input) {
+        const manual = await fetch(input.url, { redirect: 'manual' });
+        const error = await fetch(input.url, { redirect: 'error' }).catch((e) => e.code);
+        return [manual.status, manual.headers.get('location'), manual.redirected, error];
+      }`,
+      [`api.test:${port}`],
+    );
+    const before = seen.length;
+    const to = `http://api.test:${port}/ok`;
+    const answer = await run(tool, { url: `http://api.test:${port}/redirect?to=${encodeURIComponent(to)}` });
+    expect(answer).toMatchObject({ status: 'succeeded', result: [302, to, false, 'NETWORK_ERROR'] });
+    // Two requests to /redirect, none to /ok.
+    expect(seen.slice(before).map((req) => new URL(req.url ?? '', 'http://x').pathname)).toEqual([
+      '/redirect',
+      '/redirect',
+    ]);
   });
 
   it('a fetch still open when the tool returns is aborted, and audited', async () => {
