@@ -28,7 +28,7 @@ describe('README', () => {
   });
 
   it('links and names files inside the repository only, each of which exists', () => {
-    for (const file of ['README.md', 'docs/api.md', 'docs/benchmarks.md']) {
+    for (const file of ['README.md', 'docs/api.md', 'docs/benchmarks.md', 'docs/operations.md']) {
       const text = readFileSync(join(root, file), 'utf8');
       expect({ file, outside: text.match(/(^|[\s(`'"])\.\.\/[\w./-]*/g) ?? [] }).toEqual({ file, outside: [] });
       const prose = text.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');

@@ -84,6 +84,29 @@ export const commonEnvProperties = {
   },
 } as const satisfies Record<string, EnvProperty>;
 
+/** The access log of the HTTP services (gateway, registry): one JSON line per request. */
+export const accessLogEnvProperties = {
+  ACCESS_LOG_LEVEL: {
+    type: 'string',
+    enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    description:
+      'level of the one access line per HTTP request (written when LOG_LEVEL lets it through); silent turns them off',
+  },
+  ACCESS_LOG_SAMPLE_RATE: {
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    default: 1,
+    description: 'share of requests that get an access line; 5xx answers always do',
+  },
+} as const satisfies Record<string, EnvProperty>;
+
+export interface AccessLogConfig {
+  ACCESS_LOG_LEVEL: CommonConfig['LOG_LEVEL'];
+  ACCESS_LOG_SAMPLE_RATE: number;
+}
+
 /** Postgres, for the processes that own data (the registry). */
 export const databaseEnvProperties = {
   DATABASE_URL: {

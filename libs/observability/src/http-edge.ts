@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ErrorCode, type ErrorBody } from '@toolhost/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requestIdOf } from './access-log';
 
 /**
  * After a body was refused (413, or a body that broke off), how much more of it is read and dropped so that the
@@ -72,6 +73,8 @@ function installBodyDrain(fastify: FastifyInstance): void {
 export function createHttpEdgeAdapter(options: HttpEdgeOptions): FastifyAdapter {
   const adapter = new FastifyAdapter({
     bodyLimit: options.bodyLimit,
+    // The caller's x-request-id, or a new one (access-log.ts); Fastify's default is a per-process counter.
+    genReqId: requestIdOf,
     // No service mounts Express-style middleware (createLoggerModule mounts none): without middie, a request does
     // not pass through its engine on the way to the route.
     skipMiddie: true,

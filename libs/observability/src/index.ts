@@ -10,3 +10,4 @@ export * from './health.module';
 export * from './postgres-readiness.check';
 export * from './openapi';
 export * from './http-edge';
+export * from './access-log';

@@ -12,6 +12,8 @@ export interface InvocationJobV1 {
   context: InvocationContext;
   /** Reply channel of the gateway waiting for the answer, if any. */
   replyTo?: string;
+  /** The id of the HTTP request that enqueued it (x-request-id), for the worker's log lines about this run. */
+  requestId?: string;
   enqueuedAt: number;
   /**
    * A dry run (`POST /v1/tools/{id}/test`): it runs as any invocation, and its outcomes (the nested runs' too) are

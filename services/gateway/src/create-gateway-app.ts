@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createHttpEdgeAdapter } from '@toolhost/observability';
+import { createHttpEdgeAdapter, installAccessLog } from '@toolhost/observability';
 import { Logger } from 'nestjs-pino';
 import { InFlightRequests } from './common/in-flight-requests';
 import { MAX_REQUEST_BYTES } from './common/request-limits';
@@ -35,6 +35,7 @@ export async function createGatewayApp(
   const metrics = app.get(GatewayMetrics);
   const fastify = app.getHttpAdapter().getInstance();
   const inFlight = app.get(InFlightRequests);
+  installAccessLog(fastify, 'gateway', config);
   fastify.addHook('onRequest', (_request, _reply, done) => {
     inFlight.started();
     done();

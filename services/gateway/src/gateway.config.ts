@@ -1,4 +1,12 @@
-import { commonEnvProperties, ConfigError, loadConfig, type CommonConfig, type EnvSchema } from '@toolhost/config';
+import {
+  accessLogEnvProperties,
+  commonEnvProperties,
+  ConfigError,
+  loadConfig,
+  type AccessLogConfig,
+  type CommonConfig,
+  type EnvSchema,
+} from '@toolhost/config';
 import { DEFAULT_RETENTION_COUNT, DEFAULT_RETENTION_S } from '@toolhost/queue';
 
 /** The gateway's environment. Read once at boot; nothing else reads process.env. */
@@ -6,6 +14,7 @@ export const gatewayEnvSchema = {
   type: 'object',
   properties: {
     ...commonEnvProperties,
+    ...accessLogEnvProperties,
     GATEWAY_PORT: { type: 'integer', default: 3000, minimum: 0, maximum: 65535, description: 'gateway HTTP port' },
     GATEWAY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the gateway listens on' },
     GRPC_PORT: {
@@ -143,7 +152,7 @@ export const gatewayEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface GatewayConfig extends CommonConfig {
+export interface GatewayConfig extends CommonConfig, AccessLogConfig {
   GATEWAY_PORT: number;
   GATEWAY_HOST: string;
   GRPC_PORT: number;

@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ErrorCode } from '@toolhost/contracts';
-import { createHttpEdgeAdapter } from '@toolhost/observability';
+import { createHttpEdgeAdapter, installAccessLog } from '@toolhost/observability';
 import type { FastifyInstance } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { ensureDatabase } from './database/ensure-database';
@@ -52,6 +52,7 @@ export async function createRegistryApp(config: Readonly<RegistryConfig>): Promi
   const adapter = createHttpEdgeAdapter({ bodyLimit: config.REGISTRY_BODY_LIMIT_BYTES });
   installJsonBodyParser(adapter.getInstance());
   installImportBodyLimit(adapter.getInstance(), config.IMPORT_MAX_BYTES);
+  installAccessLog(adapter.getInstance(), 'registry', config);
   // Nest declares its options as a class but takes (and documents) a plain object.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
   const app = await NestFactory.create<NestFastifyApplication>(RegistryModule.forRoot(config, settings), adapter, {

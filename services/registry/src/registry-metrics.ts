@@ -10,8 +10,10 @@ export class RegistryMetrics {
   readonly toolsAutoDisabled: Counter;
   readonly outcomesStalledPasses: Gauge;
   readonly outcomeBatchSeconds: Histogram;
+  readonly databaseUp: Gauge;
 
-  constructor(metrics: MetricsService) {
+  /** `databaseAnswers` is asked at each scrape (bounded by its own timeout): the database-down alert reads it. */
+  constructor(metrics: MetricsService, databaseAnswers: () => Promise<boolean> = () => Promise.resolve(true)) {
     this.outcomes = metrics.counter('toolhost_registry_outcomes_total', 'Outcomes received');
     this.outcomesDeadLettered = metrics.counter(
       'toolhost_registry_outcomes_dead_lettered_total',
@@ -28,6 +30,12 @@ export class RegistryMetrics {
     this.outcomeBatchSeconds = metrics.histogram(
       'toolhost_registry_outcome_batch_seconds',
       'Time to apply one batch of outcomes',
+    );
+    this.databaseUp = metrics.gauge(
+      'toolhost_registry_database_up',
+      '1 when Postgres answered a query at this scrape, 0 when it did not within 2 s',
+      [],
+      async (gauge) => gauge.set((await databaseAnswers()) ? 1 : 0),
     );
   }
 }

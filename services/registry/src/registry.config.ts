@@ -1,8 +1,10 @@
 import {
+  accessLogEnvProperties,
   ConfigError,
   commonEnvProperties,
   databaseEnvProperties,
   loadConfig,
+  type AccessLogConfig,
   type CommonConfig,
   type EnvSchema,
 } from '@toolhost/config';
@@ -21,6 +23,7 @@ export const registryEnvSchema = {
   type: 'object',
   properties: {
     ...commonEnvProperties,
+    ...accessLogEnvProperties,
     ...databaseEnvProperties,
     // A tool's network is checked against the operator's policy and caps when it is saved.
     ...egressPolicyEnvProperties,
@@ -95,7 +98,7 @@ export const registryEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface RegistryConfig extends CommonConfig, EgressPolicyConfig, EgressLimitConfig {
+export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPolicyConfig, EgressLimitConfig {
   DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;

@@ -51,6 +51,11 @@ export const WORKER_GAUGES = {
 
 export const WORKER_HISTOGRAMS = {
   invocationDuration: define('toolhost_worker_invocation_duration_seconds', 'Root invocation run time', ['status']),
+  // Enqueued by a gateway, started here: two hosts' clocks, so only as good as their synchronisation.
+  queueWait: define(
+    'toolhost_worker_queue_wait_seconds',
+    'Time root jobs waited in the queue before their run started',
+  ),
 };
 
 // Tool code's fetch, counted by executors per request made or refused (a redirect hop is a request). The outcome is

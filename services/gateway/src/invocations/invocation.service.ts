@@ -40,6 +40,8 @@ export interface InvokeOptions {
   onQueued?: (accepted: InvocationAccepted) => void;
   /** Ends the wait early: the caller no longer waits. */
   signal?: AbortSignal | undefined;
+  /** The HTTP request's id, carried in the job so the worker's lines for this run carry it too. */
+  requestId?: string | undefined;
   /**
    * A dry run (`POST /v1/tools/{id}/test`): needs `tools:write` instead of `invoke`, runs a disabled tool too, and its
    * runs are audited as tests and counted nowhere. No idempotency key.
@@ -193,6 +195,7 @@ export class InvocationService {
       input: request.input,
       context: request.context ?? {},
       ...(this.replies.replyTo === undefined ? {} : { replyTo: this.replies.replyTo }),
+      ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
       enqueuedAt: Date.now(),
       ...(options.test ? { test: true as const } : {}),
     };

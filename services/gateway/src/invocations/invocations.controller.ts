@@ -33,7 +33,10 @@ export class InvocationsController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<InvokeOutcome['body']> {
-    return withStatus(reply, this.invocations.invoke(principal, request, { idempotencyKey }));
+    return withStatus(
+      reply,
+      this.invocations.invoke(principal, request, { idempotencyKey, requestId: reply.request.id }),
+    );
   }
 
   @Get(':id')

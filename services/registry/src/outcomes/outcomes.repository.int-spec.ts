@@ -101,6 +101,13 @@ afterAll(async () => {
 });
 
 describe('OutcomesRepository', () => {
+  it('says whether Postgres answers (the database-up metric)', async () => {
+    expect(await repository.answers()).toBe(true);
+    // A data source that cannot query (it never connected): no answer is false, not an error.
+    const nowhere = new DataSource(registryDataSourceOptions('postgres://postgres@127.0.0.1:1/none', 1));
+    expect(await new OutcomesRepository(nowhere).answers(500)).toBe(false);
+  });
+
   it('writes the invocation log, counts, and links ctx.audit rows', async () => {
     const toolId = await newTool();
     const audited = outcome(toolId, 'succeeded', {

@@ -24,6 +24,23 @@ export interface DisabledTool {
 export class OutcomesRepository {
   constructor(private readonly db: DataSource) {}
 
+  /** Whether Postgres answers `SELECT 1` within `timeoutMs` (the database-up metric). */
+  async answers(timeoutMs = 2_000): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const query = this.db.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([query, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   apply(batch: readonly OutcomeJob[], disableAfter: number): Promise<DisabledTool[]> {
     const unique = uniqueByInvocation(batch).map((outcome) => storable(outcome));
     const tests = unique.filter((outcome) => outcome.test === true);

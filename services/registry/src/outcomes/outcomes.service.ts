@@ -37,7 +37,7 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
     private readonly events: ToolEventsPublisher,
     metrics: MetricsService,
   ) {
-    this.metrics = new RegistryMetrics(metrics);
+    this.metrics = new RegistryMetrics(metrics, () => repository.answers());
     this.connection = createRedis(config.REDIS_URL, 'worker', 'toolhost-registry-outcomes');
     reportConnectionState(this.connection, 'toolhost-registry-outcomes', nestConnectionLog(this.logger));
     this.consumer = new OutcomeStreamConsumer(

@@ -78,7 +78,7 @@ export class WorkerEgress {
   }
 
   /** One line per request made or refused: method, host, path (query values masked), status, bytes, time. */
-  write(record: EgressRecord, ids: { invocationId: string; toolId: string }): void {
+  write(record: EgressRecord, ids: { invocationId: string; toolId: string; requestId?: string | undefined }): void {
     this.log.info({ ...ids, egress: record }, 'egress');
   }
 

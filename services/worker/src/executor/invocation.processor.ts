@@ -39,6 +39,8 @@ export interface SoloRuns {
 }
 
 export interface ProcessorHooks {
+  /** A root job's run starts now. */
+  onStarted?(job: InvocationJob): void;
   onFinished(invocation: Invocation, seconds: number): void;
   /** A job failed for good (its last attempt) on infrastructure: its caller gets UNAVAILABLE. */
   onInfrastructureFailure(job: InvocationJob, error: Error): void;
@@ -157,6 +159,7 @@ export class InvocationProcessor {
 
   private async run(job: Job<InvocationJob, Invocation>): Promise<Invocation> {
     const started = process.hrtime.bigint();
+    this.hooks.onStarted?.(job.data);
     const result = await this.runner.runJob(job.data);
     const invocation = result.invocation;
     // A lost reply is not fatal: the gateway falls back to the job record.

@@ -13,6 +13,7 @@ export interface ErrorLog {
 export class ProcessorMetrics implements ProcessorHooks {
   private readonly finished;
   private readonly duration;
+  private readonly queueWait;
   private readonly infraFailures;
   private readonly outcomesLost;
   private readonly workerErrors;
@@ -24,6 +25,7 @@ export class ProcessorMetrics implements ProcessorHooks {
   ) {
     this.finished = metrics.counter(...WORKER_COUNTERS.invocations);
     this.duration = metrics.histogram(...WORKER_HISTOGRAMS.invocationDuration);
+    this.queueWait = metrics.histogram(...WORKER_HISTOGRAMS.queueWait);
     this.infraFailures = metrics.counter(...WORKER_COUNTERS.infrastructureFailures);
     this.outcomesLost = metrics.counter(...WORKER_COUNTERS.outcomesLost);
     this.workerErrors = metrics.counter(...WORKER_COUNTERS.queueErrors);
@@ -40,6 +42,10 @@ export class ProcessorMetrics implements ProcessorHooks {
     this.logger.error({ msg: 'the queue worker reported an error', error: error.message, count });
   }
 
+  onStarted(job: InvocationJob): void {
+    this.queueWait.observe(Math.max(0, Date.now() - job.enqueuedAt) / 1000);
+  }
+
   onFinished(invocation: Invocation, seconds: number): void {
     this.finished.inc({ status: invocation.status, code: invocation.error?.code ?? 'OK' });
     this.duration.observe({ status: invocation.status }, seconds);
@@ -51,6 +57,7 @@ export class ProcessorMetrics implements ProcessorHooks {
       msg: 'an invocation failed for good on infrastructure; its caller is answered UNAVAILABLE',
       invocationId: job.invocationId,
       toolId: job.toolId,
+      requestId: job.requestId,
       error: error.message,
     });
   }

@@ -57,6 +57,7 @@ export class InvocationRunner {
       invocationId: job.invocationId,
       tenantId: job.tenantId,
       toolId: job.toolId,
+      ...(job.requestId === undefined ? {} : { requestId: job.requestId }),
       version: job.version,
       input: job.input,
       context: job.context,

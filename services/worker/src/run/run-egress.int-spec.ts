@@ -75,6 +75,7 @@ function bridgeFor(tool: InternalToolVersion, withEgress = true): { bridge: Tool
     invocationId: randomUUID(),
     tenantId,
     toolId: tool.id,
+    requestId: 'req-egress-1',
     version: tool.version,
     input: {},
     context: {},
@@ -169,7 +170,7 @@ it('makes a request the tool allows and leaves an audit row and a log line witho
   const line = logLines.at(-1);
   expect(line).toMatchObject({
     message: 'egress',
-    fields: { toolId: expect.any(String), invocationId: expect.any(String) },
+    fields: { toolId: expect.any(String), invocationId: expect.any(String), requestId: 'req-egress-1' },
   });
   expect(JSON.stringify(logLines)).not.toContain(API_KEY);
   expect(await outcomeCount('ok')).toBe(okBefore + 1);

@@ -65,7 +65,11 @@ export class RunEgress {
     // A secret in the path is masked here already: the log line is written now, the audit row masked again on write.
     const masked: EgressRecord = { ...entry, path: this.plan.secrets.text(entry.path) };
     this.audit('egress', auditData(masked));
-    this.egress?.write(masked, { invocationId: this.plan.invocationId, toolId: this.plan.toolId });
+    this.egress?.write(masked, {
+      invocationId: this.plan.invocationId,
+      toolId: this.plan.toolId,
+      requestId: this.plan.requestId,
+    });
   }
 }
 

@@ -16,6 +16,8 @@ export interface RunState {
   rootInvocationId?: string;
   tenantId: string;
   toolId: string;
+  /** The id of the HTTP request that enqueued the root job, for log lines. */
+  requestId?: string;
   version: number;
   input: JsonValue;
   context: InvocationContext;

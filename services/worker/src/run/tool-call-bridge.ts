@@ -197,6 +197,7 @@ export class ToolCallBridge implements ToolBridge {
       rootInvocationId: this.plan.rootInvocationId ?? this.plan.invocationId,
       tenantId: this.plan.tenantId,
       toolId: id,
+      ...(this.plan.requestId === undefined ? {} : { requestId: this.plan.requestId }),
       version,
       input,
       context: this.plan.context,
