@@ -70,6 +70,17 @@ const PROGRAM = `export async function handle(input) {
   }
 }`;
 
+// 1,000 fetches at once, each settled: how many succeeded ('ok') and how many failed with each code.
+const PARALLEL_FETCHES = `export async function handle(input) {
+  const results = await Promise.allSettled(Array.from({ length: 1000 }, () => fetch(input.url)));
+  const codes = {};
+  for (const r of results) {
+    const key = r.status === 'fulfilled' ? 'ok' : r.reason.code;
+    codes[key] = (codes[key] ?? 0) + 1;
+  }
+  return codes;
+}`;
+
 function addTool(code: string, allow: string[], limits: Omit<ToolNetwork, 'allow'> = {}): InternalToolVersion {
   const tool = toolVersion(tenantId, { code, timeoutMs: 5_000, secrets: { API_KEY }, network: { allow, ...limits } });
   tools.set(tool.id, tool);
@@ -219,18 +230,7 @@ describe('hostile fetches from tool code', () => {
   });
 
   it('1,000 parallel fetches: 50 made, the rest NETWORK_LIMIT', async () => {
-    const tool = addTool(
-      `export async function handle(input) {
-        const results = await Promise.allSettled(Array.from({ length: 1000 }, () => fetch(input.url)));
-        const codes = {};
-        for (const r of results) {
-          const key = r.status === 'fulfilled' ? 'ok' : r.reason.code;
-          codes[key] = (codes[key] ?? 0) + 1;
-        }
-        return codes;
-      }`,
-      [`api.test:${port}`],
-    );
+    const tool = addTool(PARALLEL_FETCHES, [`api.test:${port}`]);
     const before = seen.length;
     expect(await run(tool, { url: `http://api.test:${port}/ok` })).toMatchObject({
       status: 'succeeded',
@@ -241,19 +241,7 @@ describe('hostile fetches from tool code', () => {
   });
 
   it('1,000 parallel fetches of a tool that allows itself 5 requests, 2 at a time: 5 made, never more than 2 open', async () => {
-    const tool = addTool(
-      `export async function handle(input) {
-        const results = await Promise.allSettled(Array.from({ length: 1000 }, () => fetch(input.url)));
-        const codes = {};
-        for (const r of results) {
-          const key = r.status === 'fulfilled' ? 'ok' : r.reason.code;
-          codes[key] = (codes[key] ?? 0) + 1;
-        }
-        return codes;
-      }`,
-      [`api.test:${port}`],
-      { maxRequests: 5, maxConcurrent: 2 },
-    );
+    const tool = addTool(PARALLEL_FETCHES, [`api.test:${port}`], { maxRequests: 5, maxConcurrent: 2 });
     const before = seen.length;
     highWater = 0;
     expect(await run(tool, { url: `http://api.test:${port}/slow` })).toMatchObject({
