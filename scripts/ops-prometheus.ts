@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from './project-root';
+import { createDemoTool, postJson } from './demo-tool';
 
 const root = projectRoot(__dirname);
 // `npm start`'s ports, or the ones its environment sets (it reads the same variables).
@@ -103,35 +104,14 @@ function devAdminKey(): string {
   return line.slice('TOOLHOST_ADMIN_KEY='.length);
 }
 
-async function post(url: string, key: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const answer = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${JSON.stringify(answer)}`);
-  return answer;
-}
-
 /** A tenant, a tool and a few invocations of it, so that the rate and latency panels have samples. */
 async function traffic(): Promise<void> {
   const admin = devAdminKey();
   const registry = `http://127.0.0.1:${SERVICES.registry}`;
-  const tenant = await post(`${registry}/v1/tenants`, admin, { name: `ops-prometheus-${Date.now()}` });
-  const key = await post(`${registry}/v1/tenants/${String(tenant.id)}/keys`, admin, {
-    name: 'ops-prometheus',
-    scopes: ['tools:read', 'tools:write', 'invoke'],
-  });
-  const tool = await post(`${registry}/v1/tools`, String(key.key), {
-    title: 'Add numbers',
-    description: 'Adds a and b',
-    inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
-    code: 'export async function handle(input) {\n  return { sum: input.a + input.b };\n}',
-  });
+  const { key, toolName } = await createDemoTool(registry, admin, `ops-prometheus-${Date.now()}`);
   for (let i = 0; i < INVOCATIONS; i++) {
-    await post(`http://127.0.0.1:${SERVICES.gateway}/v1/invocations`, String(key.key), {
-      tool: tool.toolName,
+    await postJson(`http://127.0.0.1:${SERVICES.gateway}/v1/invocations`, key, {
+      tool: toolName,
       input: { a: i, b: 1 },
     });
   }

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { projectRoot } from './project-root';
 import { dropRedisKeys } from './redis-keys';
+import { createDemoTool, postJson } from './demo-tool';
 
 const root = projectRoot(__dirname);
 const READY_TIMEOUT_MS = 90_000;
@@ -92,18 +93,6 @@ async function waitReady(service: Service): Promise<void> {
   throw new Error(`${service.name} not ready in ${READY_TIMEOUT_MS} ms:\n${service.output.join('')}`);
 }
 
-async function call(url: string, key: string, body: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const answer = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${JSON.stringify(answer)}`);
-  return answer;
-}
-
 async function stop(services: Service[]): Promise<void> {
   await Promise.all(
     services.map(async ({ name, child }) => {
@@ -172,20 +161,10 @@ async function main(): Promise<void> {
     await Promise.all(services.map(waitReady));
 
     const registry = `http://127.0.0.1:${registryPort}`;
-    const tenant = await call(`${registry}/v1/tenants`, adminKey, { name: 'smoke' });
-    const key = await call(`${registry}/v1/tenants/${String(tenant.id)}/keys`, adminKey, {
-      name: 'smoke',
-      scopes: ['tools:read', 'tools:write', 'invoke'],
-    });
-    const tool = await call(`${registry}/v1/tools`, String(key.key), {
-      title: 'Add numbers',
-      description: 'Adds a and b',
-      inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
-      code: 'export async function handle(input) {\n  return { sum: input.a + input.b };\n}',
-    });
-    step(`created tool ${String(tool.toolName)}; invoking it through the gateway`);
-    const invocation = await call(`http://127.0.0.1:${gatewayPort}/v1/invocations`, String(key.key), {
-      tool: tool.toolName,
+    const { key, toolName } = await createDemoTool(registry, adminKey, 'smoke');
+    step(`created tool ${toolName}; invoking it through the gateway`);
+    const invocation = await postJson(`http://127.0.0.1:${gatewayPort}/v1/invocations`, key, {
+      tool: toolName,
       input: { a: 2, b: 3 },
     });
     const sum = (invocation.result as { sum?: unknown } | undefined)?.sum;

@@ -1,8 +1,8 @@
 import { basename } from 'node:path';
-import { DEFAULT_LIMITS } from '@toolhost/contracts';
 import { operatorPolicyOf } from '@toolhost/egress';
 import { detectShape } from '@toolhost/sandbox';
 import type { FieldProblem } from '../../registry/src/errors/registry.error';
+import { loadRegistryConfig, toolLimitCapsOf } from '../../registry/src/registry.config';
 import { ToolInputValidator } from '../../registry/src/tools/tool-input.validator';
 import type { Output } from './commands';
 import { readToolFile } from './manifest';
@@ -14,16 +14,12 @@ export interface FileCheck {
 }
 
 /**
- * The registry's own ToolInput checks, offline, against the default caps (a server with other caps may still refuse):
+ * The registry's own ToolInput checks, offline, against its default caps (the registry's config with no environment) (a server with other caps may still refuse):
  * schema and meta-schema, code syntax and shape, sizes, limits, and network hosts as written (the server's egress
  * policy is not known here). A pi module's registerTool call is not run: the server reads it when the module is sent.
  */
 const validator = new ToolInputValidator(
-  {
-    maxTimeoutMs: DEFAULT_LIMITS.invocationWallClockMs,
-    maxMemoryMb: 512,
-    network: { maxRequests: 50, maxConcurrent: 10, maxResponseBytes: 5 * 1024 * 1024, timeoutMs: 10_000 },
-  },
+  toolLimitCapsOf(loadRegistryConfig({})),
   operatorPolicyOf({ EGRESS_TOOL_HOSTS: 'on' }),
 );
 
