@@ -29,13 +29,19 @@ describe('deploy/observability against the running services', () => {
   }, 120_000);
 
   it('serves every metric the dashboard and the alert rules name', async () => {
-    const declared = new Set<string>();
-    for (const service of ['registry', 'gateway', 'worker']) {
-      const response = await fetch(`${stack.service(service).url}/metrics`);
-      expect(response.status).toBe(200);
-      for (const name of declaredMetrics(await response.text())) declared.add(name);
-    }
     const referenced = referencedMetrics(root);
+    // The worker's /metrics carries its executors' metrics once they have first reported (a heartbeat after they
+    // start): read until they are there, within a deadline.
+    const scrape = async (): Promise<Set<string>> => {
+      const declared = new Set<string>();
+      for (const service of ['registry', 'gateway', 'worker']) {
+        const response = await fetch(`${stack.service(service).url}/metrics`);
+        expect(response.status).toBe(200);
+        for (const name of declaredMetrics(await response.text())) declared.add(name);
+      }
+      return declared;
+    };
+    const declared = await Stack.until(scrape, (names) => referenced.every((name) => names.has(name)));
 
     expect(referenced.length).toBeGreaterThan(20);
     expect(referenced.filter((name) => !declared.has(name))).toEqual([]);
