@@ -21,7 +21,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
 const PAUSE_MS = 700;
 
-const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_CONCURRENT_PER_TENANT: '100000' };
+const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
 /** Checks the base revision out and builds it; returns its root and how to remove it. */
 function buildBase(root: string, revision: string): { dir: string; remove: () => void } {

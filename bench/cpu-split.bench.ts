@@ -17,7 +17,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 async function main(): Promise<void> {
   const stack = await new Stack({
     env: { LOG_LEVEL: 'warn' },
-    gatewayEnv: { RATE_LIMIT_PER_SEC: '0', MAX_CONCURRENT_PER_TENANT: '0' },
+    gatewayEnv: { RATE_LIMIT_PER_SEC: '0', MAX_QUEUED_PER_TENANT: '0' },
     // The worker's default executor count (the test stacks pin 2).
     workerEnv: { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) },
   }).start();

@@ -108,7 +108,7 @@ async function bareBullmq(
   return { run, pids: () => (child?.pid === undefined ? [] : [child.pid]), stop };
 }
 
-const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_CONCURRENT_PER_TENANT: '100000' };
+const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
 /** CPU seconds used so far, by process group of a path (read afresh: executors come and go). */
 type CpuGroups = Record<string, () => number>;

@@ -4,7 +4,7 @@
  * - Drain: BENCH_BACKLOG (20,000) invocations of the Slug Generator are accepted with `wait: false` while the queue
  *   is paused, then the queue resumes and the benchmark times how long the worker(s) take to empty it
  *   (invocations per second), with 1 and 2 worker services (BENCH_WORKERS=1,2; each with the default executor
- *   count, CPUs − 1). The backlog comes from one tenant, so the gateway runs with MAX_CONCURRENT_PER_TENANT raised
+ *   count, CPUs − 1). The backlog comes from one tenant, so the gateway runs with MAX_QUEUED_PER_TENANT raised
  *   (its default 512 counts queued invocations too) and the rate limit raised.
  * - Outcome lag: while it drains, how many outcomes wait in the stream for the registry and the age of the oldest;
  *   after the queue is empty, how long until the registry has applied the last one (rows in Postgres).
@@ -52,7 +52,7 @@ const secrets = {
   INTERNAL_API_TOKEN: randomBytes(24).toString('base64url'),
   TOOLHOST_SECRETS_KEY: randomBytes(32).toString('hex'),
 };
-const gatewayEnv = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_CONCURRENT_PER_TENANT: '1000000' };
+const gatewayEnv = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '1000000' };
 const sandboxProcesses = String(Math.max(1, availableParallelism() - 1));
 
 /** One stack under test: where its queue and outcomes are, and how many outcomes it has applied so far. */

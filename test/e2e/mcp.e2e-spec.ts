@@ -94,7 +94,7 @@ describe('MCP Streamable HTTP (e2e)', () => {
         MCP_TOOLS_PAGE_SIZE: '2',
         RATE_LIMIT_PER_SEC: '100000',
         RATE_LIMIT_BURST: '100000',
-        MAX_CONCURRENT_PER_TENANT: '2000',
+        MAX_QUEUED_PER_TENANT: '2000',
       },
     }).start();
     secondGateway = await stack.addGateway();

@@ -38,7 +38,7 @@ describe('invocation pipeline (e2e)', () => {
       gatewayEnv: {
         RATE_LIMIT_PER_SEC: '100000',
         RATE_LIMIT_BURST: '100000',
-        MAX_CONCURRENT_PER_TENANT: '2000',
+        MAX_QUEUED_PER_TENANT: '2000',
         // 500 calls at once on a loaded 2-core machine can hold a Redis or registry round trip past the 1-2 s
         // fail-fast bounds (503, nothing enqueued): what these tests check is the pipeline's counts, not those bounds
         // (resilience.int-spec and redis-outage.e2e do).

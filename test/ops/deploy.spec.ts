@@ -108,7 +108,7 @@ describe.each(['deploy/k8s/base', 'deploy/k8s/overlays/example'])('%s', (dir) =>
     }
   });
 
-  it("gives the worker a grace period that covers its drain, and scales it on BullMQ's waiting list", () => {
+  it("gives the worker a grace period that covers its drain, and scales it on BullMQ's waiting jobs, prioritized included", () => {
     const config = objects.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'toolhost-config');
     const data = (config as unknown as { data: Record<string, string> }).data;
     const worker = deployments.find((object) => object.metadata.name === 'toolhost-worker');
@@ -122,6 +122,15 @@ describe.each(['deploy/k8s/base', 'deploy/k8s/overlays/example'])('%s', (dir) =>
         {
           type: 'redis',
           metadata: { listName: `${data.QUEUE_PREFIX ?? ''}:invocations:wait`, listLength: data.WORKER_CONCURRENCY },
+        },
+        {
+          // A tenant's backlog past its first job waits in BullMQ's prioritized set (the fair take), which the list
+          // scaler cannot read: the workers' own count of both does.
+          type: 'prometheus',
+          metadata: {
+            query: 'max(toolhost_worker_queue_jobs{state="waiting"})',
+            threshold: data.WORKER_CONCURRENCY,
+          },
         },
       ],
     });

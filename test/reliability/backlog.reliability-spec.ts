@@ -3,9 +3,9 @@
  * number) while another sends a trickle. A queue is there to absorb such a burst: the whole backlog is accepted
  * and ends, and the trickle's p99 under it is printed beside its p99 alone (the issue asks for at most 3×).
  *
- * Known to fail today (issue 21, defect b): MAX_CONCURRENT_PER_TENANT counts queued and running alike, so the
- * backlog tenant's 513th unfinished invocation is refused 429, and workers take jobs in arrival order, so the
- * trickle waits behind the whole backlog.
+ * Before MAX_QUEUED_PER_TENANT and the fair take (issue 21, defect b) the one per-tenant cap counted queued and running
+ * alike, so the backlog tenant's 513th unfinished invocation was refused 429, and workers took jobs in arrival order,
+ * so a trickle would have waited behind the whole backlog.
  */
 import { Stack } from '../e2e/stack';
 import { drive, finalStates, p99, paced, report } from './load';

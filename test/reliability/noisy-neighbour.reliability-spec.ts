@@ -18,7 +18,7 @@ describe('noisy neighbour (reliability)', () => {
 
   beforeAll(async () => {
     stack = await new Stack({
-      gatewayEnv: { MAX_CONCURRENT_PER_TENANT: String(QUOTA) },
+      gatewayEnv: { MAX_QUEUED_PER_TENANT: String(QUOTA) },
       workerEnv: { SANDBOX_PROCESSES: '2' },
     }).start();
     ({ key: noisy } = await stack.tenant('noisy'));

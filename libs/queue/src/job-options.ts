@@ -31,10 +31,31 @@ export function retention(ageSeconds = DEFAULT_RETENTION_S, count = DEFAULT_RETE
  * Five attempts 0.5, 1, 2 and 4 s apart span 7.5 s, longer than a registry takes to restart (3-5 s measured); three
  * 200 ms apart gave up after 0.6 s and answered UNAVAILABLE for a restart.
  */
-export const invocationJobOptions = (invocationId: string, keep: Retention = retention()): JobsOptions => ({
+export const invocationJobOptions = (
+  invocationId: string,
+  keep: Retention = retention(),
+  backlogPosition = 0,
+): JobsOptions => ({
   jobId: invocationId,
   attempts: 5,
   backoff: { type: 'exponential', delay: 500 },
   removeOnComplete: keep.completed,
   removeOnFail: keep.failed,
+  ...fairPriority(backlogPosition),
 });
+
+/** BullMQ's largest priority (2^21 - 1); a priority is an integer from 0 (none) to it. */
+export const MAX_PRIORITY = 2_097_151;
+
+/**
+ * Fair take across tenants through BullMQ's public API (its groups are BullMQ Pro's): a job's priority is its place
+ * in its tenant's backlog when it was enqueued, so workers take every tenant's first job, then every tenant's second,
+ * and one tenant's 20,000 queued jobs never stand in front of another tenant's trickle. A tenant's first unfinished
+ * job (place 1, or 0: not counted) gets no priority and goes to BullMQ's wait list, which workers take before any
+ * prioritized job: the common case, a tenant without a backlog, stays on the list (a push and a pop, not a sorted-set
+ * insert). Within one tenant the order stays first-in first-out: places only grow while its backlog does.
+ */
+export function fairPriority(backlogPosition: number): { priority?: number } {
+  if (backlogPosition <= 1) return {};
+  return { priority: Math.min(MAX_PRIORITY, Math.floor(backlogPosition) - 1) };
+}

@@ -33,7 +33,7 @@ describe('loadGatewayConfig', () => {
     expect(
       problemsOf({
         NODE_ENV: 'development',
-        MAX_CONCURRENT_PER_TENANT: '0',
+        MAX_QUEUED_PER_TENANT: '0',
         CONCURRENCY_SLOT_TTL_MS: '60000',
         INVOKE_WAIT_MAX_MS: '90000',
       }),

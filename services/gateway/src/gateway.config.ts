@@ -70,11 +70,14 @@ export const gatewayEnvSchema = {
       description: 'invocations per second per tenant (token bucket refill rate), shared by all gateways; 0 = off',
     },
     RATE_LIMIT_BURST: { type: 'integer', default: 4_000, minimum: 1, description: 'token bucket size per tenant' },
-    MAX_CONCURRENT_PER_TENANT: {
+    MAX_QUEUED_PER_TENANT: {
       type: 'integer',
-      default: 512,
+      // A queue is there to absorb bursts: this bounds Redis memory per tenant (a job is ~1-3 KiB, so 100,000 are
+      // ~0.1-0.3 GiB), not what runs at once — WORKER_CONCURRENCY per worker bounds that, taken fairly across tenants.
+      default: 100_000,
       minimum: 0,
-      description: 'unfinished invocations a tenant may have across all gateways; 0 = unlimited',
+      description:
+        "unfinished (queued or running) invocations a tenant may have across all gateways, 429 beyond; also orders the workers' take fairly across tenants; 0 = unlimited (and first-in first-out)",
     },
     CONCURRENCY_SLOT_TTL_MS: {
       type: 'integer',
@@ -164,7 +167,7 @@ export interface GatewayConfig extends CommonConfig, AccessLogConfig {
   INVOKE_WAIT_MAX_MS: number;
   RATE_LIMIT_PER_SEC: number;
   RATE_LIMIT_BURST: number;
-  MAX_CONCURRENT_PER_TENANT: number;
+  MAX_QUEUED_PER_TENANT: number;
   CONCURRENCY_SLOT_TTL_MS: number;
   QUOTA_LEASE_HOLD_MS: number;
   QUOTA_LEASE_TTL_MS: number;
@@ -192,7 +195,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Readonl
   }
   // A slot is reclaimed by age; one younger than the longest wait may belong to a caller still waiting on a running
   // job, and reclaiming it would let the tenant run more than its quota.
-  if (config.MAX_CONCURRENT_PER_TENANT > 0 && config.CONCURRENCY_SLOT_TTL_MS < config.INVOKE_WAIT_MAX_MS) {
+  if (config.MAX_QUEUED_PER_TENANT > 0 && config.CONCURRENCY_SLOT_TTL_MS < config.INVOKE_WAIT_MAX_MS) {
     problems.push(
       `CONCURRENCY_SLOT_TTL_MS: ${config.CONCURRENCY_SLOT_TTL_MS} is shorter than INVOKE_WAIT_MAX_MS ` +
         `(${config.INVOKE_WAIT_MAX_MS}); it must be at least as long`,

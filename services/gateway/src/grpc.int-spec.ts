@@ -91,7 +91,7 @@ describe('gateway over gRPC (toolhost.v1.ToolRuntime; fake registry, fake worker
     registry.keys.set(keys.limited, { keyId: 'g4', tenantId: tenantC, scopes: ['invoke'] });
     for (const t of [formatter, pinned, disabled, foreign, limitedTool]) registry.tools.set(t.id, t);
     // Two unfinished invocations per tenant: the RATE_LIMITED case holds two and asks for a third.
-    await harness.start({ INVOKE_WAIT_MAX_MS: '10000', MAX_CONCURRENT_PER_TENANT: '2' });
+    await harness.start({ INVOKE_WAIT_MAX_MS: '10000', MAX_QUEUED_PER_TENANT: '2' });
     client = new GrpcTestClient(harness.grpcAddress);
   });
 

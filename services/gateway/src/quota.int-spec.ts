@@ -22,7 +22,7 @@ describe('gateway per-tenant quota over HTTP', () => {
       // A refill this slow never adds a token during the test: the burst is all a tenant gets.
       RATE_LIMIT_PER_SEC: '0.01',
       RATE_LIMIT_BURST: '3',
-      MAX_CONCURRENT_PER_TENANT: '1',
+      MAX_QUEUED_PER_TENANT: '1',
     });
   });
 
@@ -40,13 +40,13 @@ describe('gateway per-tenant quota over HTTP', () => {
     expect(metrics.body).toMatch(/toolhost_gateway_quota_leases_total\{kind="acquire"\} [1-9]/);
   });
 
-  it('answers 429 while the tenant is at its concurrency quota, and admits again once the run ends', async () => {
+  it('answers 429 while the tenant is at its queued cap (unfinished invocations), and admits again once the run ends', async () => {
     const held = await invoke(1, { input: { mode: 'hold' }, wait: false });
     expect(held.status).toBe(202);
     await harness.worker.whenHolding(1);
     const refused = await invoke(1, { input: {} });
     expect(refused.status).toBe(429);
-    expect(refused.body.error.message).toContain('concurrency');
+    expect(refused.body.error.message).toContain('unfinished invocations');
     harness.worker.releaseHeld();
     await eventually(async () => {
       const answer = await call(harness.url, 'GET', `/v1/invocations/${held.body.id}`, { key: 'key-1' });

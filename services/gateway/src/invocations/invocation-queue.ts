@@ -28,9 +28,11 @@ export class EnqueueUnconfirmedError extends Error {
 export interface InvocationQueue {
   /**
    * Adds the job. Resolves once it is in the queue; rejects fast, with nothing enqueued, when Redis cannot take it;
-   * rejects with EnqueueUnconfirmedError when it was sent and whether it landed is unknown.
+   * rejects with EnqueueUnconfirmedError when it was sent and whether it landed is unknown. `backlogPosition` is
+   * the job's place among its tenant's unfinished invocations, which orders workers' take fairly across tenants
+   * (see fairPriority); 0 when unknown.
    */
-  enqueue(job: InvocationJobV1): Promise<void>;
+  enqueue(job: InvocationJobV1, backlogPosition?: number): Promise<void>;
   /** The job's record, or undefined when there is none (never enqueued, or past retention). */
   read(invocationId: string): Promise<JobSnapshot | undefined>;
 }

@@ -49,9 +49,11 @@ class FakeQueue implements InvocationQueue {
   jobs: InvocationJobV1[] = [];
   failure: Error | undefined;
   snapshot: JobSnapshot | undefined;
-  async enqueue(job: InvocationJobV1): Promise<void> {
+  positions: number[] = [];
+  async enqueue(job: InvocationJobV1, backlogPosition = 0): Promise<void> {
     if (this.failure) throw this.failure;
     this.jobs.push(job);
+    this.positions.push(backlogPosition);
   }
   /** Jobs Redis lost after accepting them (a restart without persistence). */
   lost = new Set<string>();
@@ -69,12 +71,19 @@ class FakeQuota implements QuotaStore {
   decision: QuotaDecision = { admitted: true };
   failure: Error | undefined;
   released: string[] = [];
-  async acquire(): Promise<QuotaDecision> {
+  admitted = new Map<string, Set<string>>();
+  async acquire(tenantId: string, invocationId: string): Promise<QuotaDecision> {
     if (this.failure) throw this.failure;
+    if (this.decision.admitted)
+      this.admitted.set(tenantId, (this.admitted.get(tenantId) ?? new Set()).add(invocationId));
     return this.decision;
   }
-  release(_tenantId: string, invocationId: string): void {
+  release(tenantId: string, invocationId: string): void {
+    this.admitted.get(tenantId)?.delete(invocationId);
     this.released.push(invocationId);
+  }
+  backlogOf(tenantId: string): number {
+    return this.admitted.get(tenantId)?.size ?? 0;
   }
 }
 
@@ -233,6 +242,17 @@ describe('InvocationService', () => {
     expect(replies.events).toEqual(['expect', 'detach']);
     expect(replies.waitedMs).toEqual([]);
     expect(quota.released).toEqual([]);
+  });
+
+  it("enqueues each job at its place among the tenant's unfinished invocations (the fair take order)", async () => {
+    const { service, queue, quota } = setup();
+    const call = () => service.invoke(principal, { tool: TOOL_ID, input: { n: 1 }, wait: false });
+    await call();
+    await call();
+    await call();
+    quota.release(TENANT, defined(queue.jobs[0]).invocationId);
+    await call();
+    expect(queue.positions).toEqual([1, 2, 3, 3]);
   });
 
   it('tells onQueued once the job is enqueued, before the wait, and never for a refused call', async () => {

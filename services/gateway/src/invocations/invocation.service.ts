@@ -202,7 +202,7 @@ export class InvocationService {
     // Sent before the add and on its connection (not awaited in between), so the key is recorded before the job.
     const committed = claim ? this.idempotency.commit(claim) : undefined;
     try {
-      await this.queue.enqueue(job);
+      await this.queue.enqueue(job, this.quota.backlogOf(principal.tenantId));
     } catch (error) {
       if (error instanceof EnqueueUnconfirmedError) {
         // Sent, and neither confirmed nor refuted (Redis stalled or the connection died with the add on it): the one
@@ -265,8 +265,9 @@ export class InvocationService {
     const decision = await this.guardRedis(() => this.quota.acquire(principal.tenantId, invocationId), NOT_ENQUEUED);
     if (!decision.admitted) {
       this.metrics.limited(decision.reason);
-      const what = decision.reason === 'rate' ? 'rate limit' : 'concurrency quota';
-      throw GatewayError.rateLimited(`tenant is over its ${what}`, decision.retryAfterMs);
+      const what =
+        decision.reason === 'rate' ? 'is over its rate limit' : 'has as many unfinished invocations as it may queue';
+      throw GatewayError.rateLimited(`tenant ${what}`, decision.retryAfterMs);
     }
     if (claim && !this.idempotency.mayEnqueue(claim)) {
       this.quota.release(principal.tenantId, invocationId);

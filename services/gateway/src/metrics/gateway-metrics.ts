@@ -34,7 +34,7 @@ export class GatewayMetrics {
     this.waiters = metrics.gauge('toolhost_gateway_reply_waiters', 'Requests waiting for an invocation reply');
     this.rateLimited = metrics.counter(
       'toolhost_gateway_rate_limited_total',
-      'Invocations refused by the per-tenant quota, by reason (rate, concurrency)',
+      'Invocations refused by the per-tenant quota, by reason (rate, queued)',
       ['reason'] as const,
     );
     this.cache = metrics.counter(
@@ -74,7 +74,7 @@ export class GatewayMetrics {
     this.waiters.set(count);
   }
 
-  limited(reason: 'rate' | 'concurrency'): void {
+  limited(reason: 'rate' | 'queued'): void {
     this.rateLimited.labels(reason).inc();
   }
 

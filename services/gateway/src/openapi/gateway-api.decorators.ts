@@ -81,7 +81,7 @@ export const ApiInvoke = (): MethodDecorator =>
         '(`details.reason: "different-request"`), or the invocation it names is no longer kept (`"expired"`)',
     ),
     ApiError(413, 'BAD_REQUEST: input over 1 MiB'),
-    ApiError(429, 'RATE_LIMITED: tenant over its rate or concurrency quota; see Retry-After'),
+    ApiError(429, 'RATE_LIMITED: tenant over its rate limit or its cap of unfinished invocations; see Retry-After'),
     ApiError(
       503,
       'UNAVAILABLE: registry or queue unreachable; nothing was enqueued. One exception: when the enqueue was sent and ' +

@@ -138,7 +138,7 @@ export class LeasingQuotaStore implements QuotaStore {
       const { kind, request, grant } = outcome;
       if (kind !== 'acquire') continue;
       if (needSlot && request.wantSlots > 0 && grant.slots === 0 && this.freeSlots(stock, this.clock()) < 1) {
-        return { admitted: false, reason: 'concurrency', retryAfterMs: grant.slotRetryMs || 1000 };
+        return { admitted: false, reason: 'queued', retryAfterMs: grant.slotRetryMs || 1000 };
       }
       if (needToken && request.wantTokens > 0 && grant.tokens === 0 && grant.tokenRetryMs > 0 && stock.tokens < 1) {
         return { admitted: false, reason: 'rate', retryAfterMs: grant.tokenRetryMs };
@@ -149,6 +149,10 @@ export class LeasingQuotaStore implements QuotaStore {
   /** Frees the slot locally, without a round trip. Unknown ids (never admitted, released twice) change nothing. */
   release(tenantId: string, invocationId: string): void {
     this.tenants.get(tenantId)?.admitted.delete(invocationId);
+  }
+
+  backlogOf(tenantId: string): number {
+    return this.tenants.get(tenantId)?.admitted.size ?? 0;
   }
 
   /**

@@ -1,6 +1,5 @@
 /** The answer of a quota check: admitted, or refused with how long to wait. */
-export type QuotaDecision =
-  { admitted: true } | { admitted: false; reason: 'rate' | 'concurrency'; retryAfterMs: number };
+export type QuotaDecision = { admitted: true } | { admitted: false; reason: 'rate' | 'queued'; retryAfterMs: number };
 
 /** Per-tenant rate limit and concurrency quota, shared by every gateway instance. */
 export interface QuotaStore {
@@ -8,4 +7,9 @@ export interface QuotaStore {
   acquire(tenantId: string, invocationId: string): Promise<QuotaDecision>;
   /** Frees the slot of a finished (or never enqueued) invocation. Best effort: slots also expire by age. */
   release(tenantId: string, invocationId: string): void;
+  /**
+   * How many of the tenant's invocations this gateway admitted and has not seen end (its place for the fair take
+   * order); 0 when it does not count them (no queued cap).
+   */
+  backlogOf(tenantId: string): number;
 }

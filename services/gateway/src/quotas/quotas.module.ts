@@ -26,7 +26,7 @@ import { QuotaReturner } from './quota-returner';
         const limits = {
           ratePerSec: config.RATE_LIMIT_PER_SEC,
           burst: config.RATE_LIMIT_BURST,
-          maxConcurrent: config.MAX_CONCURRENT_PER_TENANT,
+          maxConcurrent: config.MAX_QUEUED_PER_TENANT,
         };
         const leases = new RedisQuotaLeases(
           producer,

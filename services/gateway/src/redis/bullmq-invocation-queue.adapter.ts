@@ -27,11 +27,11 @@ export class BullmqInvocationQueue implements InvocationQueue {
     this.queue.on('error', () => undefined);
   }
 
-  async enqueue(job: InvocationJobV1): Promise<void> {
+  async enqueue(job: InvocationJobV1, backlogPosition = 0): Promise<void> {
     this.assertConnected();
     try {
       await withDeadline(
-        this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId, this.retention)),
+        this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId, this.retention, backlogPosition)),
         this.timeoutMs,
         'enqueue',
       );

@@ -145,7 +145,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
     expect((await quota.acquire(tenant, first)).admitted).toBe(true);
     expect((await quota.acquire(tenant, second)).admitted).toBe(true);
     const refused = await quota.acquire(tenant, randomUUID());
-    expect(refused).toMatchObject({ admitted: false, reason: 'concurrency' });
+    expect(refused).toMatchObject({ admitted: false, reason: 'queued' });
     quota.release(tenant, first);
     expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(true);
     expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(false);
@@ -183,7 +183,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
       await jobs.enqueue(job);
       now += 10_001;
       // Overdue, but still queued: freeing its slot would let the tenant past its quota exactly during a backlog.
-      expect(await quota.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'concurrency' });
+      expect(await quota.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'queued' });
       now += 10_001;
       expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(false);
 
@@ -216,7 +216,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
     expect((await crashed.store.acquire(tenant, randomUUID())).admitted).toBe(true);
     expect(await survivor.store.acquire(tenant, randomUUID())).toMatchObject({
       admitted: false,
-      reason: 'concurrency',
+      reason: 'queued',
     });
     // The crashed gateway can no longer renew its lease (nor give anything back).
     connection.disconnect();
@@ -231,7 +231,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
     const tenant = randomUUID();
     const held = randomUUID();
     expect((await quota.acquire(tenant, held)).admitted).toBe(true);
-    expect(await quota.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'concurrency' });
+    expect(await quota.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'queued' });
     quota.release(tenant, held);
     // One token is left of the burst of two: the refused call did not spend it.
     expect((await quota.acquire(tenant, randomUUID())).admitted).toBe(true);
@@ -413,7 +413,7 @@ describe('LeasingQuotaStore over RedisQuotaLeases (real Redis, pinned clock)', (
     // The invocation still running keeps its slot (until the closed gateway's lease expires); the rest came back.
     const held = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of held) expect((await other.store.acquire(tenant, id)).admitted).toBe(true);
-    expect(await other.store.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'concurrency' });
+    expect(await other.store.acquire(tenant, randomUUID())).toMatchObject({ admitted: false, reason: 'queued' });
     for (const id of held) other.store.release(tenant, id);
     let spent = 2 + held.length;
     for (;;) {
