@@ -90,7 +90,7 @@ export class Stack {
     return this.options.postgresUrl ?? POSTGRES_URL;
   }
 
-  private get redisUrl(): string {
+  get redisUrl(): string {
     return this.options.redisUrl ?? REDIS_URL;
   }
 
