@@ -485,6 +485,26 @@ describe('OutcomesRepository', () => {
       expect(await counters(toolId)).toMatchObject({ failure_count: 3, status: 'disabled' });
     });
 
+    it('are not what the disabled reason names: it names the last failure that counted', async () => {
+      const toolId = await newTool();
+      const crash = finished(toolId, 'failed', 4_000, {
+        errorCode: 'SANDBOX_CRASH',
+        errorMessage: 'the tenant isolate was disposed while this run was in it: another run hit TIMEOUT',
+        blameless: true,
+      });
+      const blamed = [1_000, 2_000, 3_000].map((ms) => finished(toolId, 'failed', ms, { errorCode: 'MEMORY_LIMIT' }));
+      expect(await applyAll([[...blamed, crash]])).toBe(1);
+      const [row] = await queryDatabase<{ last_error: string; disabled_reason: string }>(
+        database.url,
+        `SELECT last_error, disabled_reason FROM tools WHERE id = $1`,
+        [toolId],
+      );
+      expect(row).toEqual({
+        last_error: `SANDBOX_CRASH: ${crash.errorMessage ?? ''}`,
+        disabled_reason: 'disabled after 3 consecutive failures; last error: MEMORY_LIMIT: run at 3000',
+      });
+    });
+
     it('never disables a tool, however many there are', async () => {
       const toolId = await newTool();
       const crashes = [1, 2, 3, 4].map((i) =>

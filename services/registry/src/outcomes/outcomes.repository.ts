@@ -174,6 +174,12 @@ export class OutcomesRepository {
           WHERE n.id = ANY($2::uuid[]) AND n.finished_at > COALESCE(t.failure_count_reset_at, '-infinity')
           GROUP BY n.tool_id`;
     const reaches = `(t.status = 'active' AND COALESCE(r.longest, 0) >= $3)`;
+    // The reason names the last failure that counted: a blameless one (a run ended because another run took its
+    // isolate or process down) may be the newer last_error, but it is not why the tool was disabled.
+    const lastBlamedError = `(SELECT left(COALESCE(f.error_code, 'FAILED') || ': ' || COALESCE(f.error_message, ''), 2000)
+                                FROM invocations f
+                               WHERE f.tool_id = t.id AND f.status = 'failed' AND NOT f.blameless
+                               ORDER BY f.finished_at DESC, f.id DESC LIMIT 1)`;
     // The error of the failure that finished last, whatever order outcomes arrive in (a late, older failure does not
     // replace a newer error). A tool whose error predates last_error_at (added later) takes the next one.
     const lastError = `CASE WHEN d.last_error_at IS NOT NULL
@@ -205,7 +211,7 @@ export class OutcomesRepository {
               status = CASE WHEN ${reaches} THEN 'disabled' ELSE t.status END,
               disabled_reason = CASE WHEN ${reaches}
                 THEN format('disabled after %s consecutive failures; last error: %s', r.longest,
-                            ${lastError})
+                            ${lastBlamedError})
                 ELSE t.disabled_reason END,
               updated_at = CASE WHEN ${reaches} THEN now() ELSE t.updated_at END
          FROM d LEFT JOIN runs r ON r.tool_id = d.tool_id
