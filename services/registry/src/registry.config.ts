@@ -95,6 +95,31 @@ export const registryEnvSchema = {
       description:
         'after a short read of outcomes, wait this long for more so one transaction carries many (bounds counter lag)',
     },
+    DRY_RUN_WAIT_MS: {
+      type: 'integer',
+      default: 35_000,
+      minimum: 1_000,
+      description: 'how long the registry waits for a dry run (POST /v1/tools/test, .../{id}/test, fixtures) to finish',
+    },
+    DRY_RUN_MAX_CONCURRENT_PER_TENANT: {
+      type: 'integer',
+      default: 2,
+      minimum: 1,
+      description: 'dry runs of one tenant in flight at once on one registry; more answer 429 RATE_LIMITED',
+    },
+    LLM_BASE_URL: {
+      type: 'string',
+      pattern: '^https?://',
+      description: 'OpenAI-compatible endpoint of POST /v1/tools/generate (e.g. https://api.openai.com/v1); unset: 501',
+    },
+    LLM_API_KEY: { type: 'string', minLength: 1, description: 'API key of LLM_BASE_URL' },
+    LLM_MODEL: { type: 'string', minLength: 1, description: 'chat model that writes tool drafts' },
+    LLM_TIMEOUT_MS: {
+      type: 'integer',
+      default: 60_000,
+      minimum: 100,
+      description: 'time one model request may take before generate answers 504 MODEL_TIMEOUT',
+    },
   },
 } as const satisfies EnvSchema;
 
@@ -114,6 +139,12 @@ export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPol
   DATABASE_POOL_SIZE: number;
   OUTCOMES_BATCH_SIZE: number;
   OUTCOMES_LINGER_MS: number;
+  DRY_RUN_WAIT_MS: number;
+  DRY_RUN_MAX_CONCURRENT_PER_TENANT: number;
+  LLM_BASE_URL?: string;
+  LLM_API_KEY?: string;
+  LLM_MODEL?: string;
+  LLM_TIMEOUT_MS: number;
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */

@@ -15,6 +15,10 @@ import { AuthService } from './auth/auth.service';
 import { InternalTokenGuard } from './auth/internal-token.guard';
 import { registryDataSourceOptions } from './database/registry-data-source';
 import { ToolEventsPublisher } from './events/tool-events.publisher';
+import { DryRunQueue } from './dry-runs/dry-run-queue';
+import { DryRunsController } from './dry-runs/dry-runs.controller';
+import { DryRunsService } from './dry-runs/dry-runs.service';
+import { ToolDraftRepository } from './dry-runs/tool-draft.repository';
 import { InternalController } from './internal/internal.controller';
 import { InternalService } from './internal/internal.service';
 import { OutcomesRepository } from './outcomes/outcomes.repository';
@@ -51,7 +55,8 @@ export class RegistryModule {
           inject: [DataSource],
         }),
       ],
-      controllers: [TenantsController, ToolsController, TransferController, InternalController],
+      // DryRunsController before ToolsController: `POST /v1/tools/test` is its route, not a tool id's.
+      controllers: [TenantsController, DryRunsController, ToolsController, TransferController, InternalController],
       providers: [
         { provide: REGISTRY_CONFIG, useValue: config },
         { provide: REGISTRY_SETTINGS, useValue: settings },
@@ -81,6 +86,9 @@ export class RegistryModule {
           inject: [DataSource],
         },
         OutcomesService,
+        DryRunQueue,
+        ToolDraftRepository,
+        DryRunsService,
       ],
     };
   }

@@ -12,17 +12,21 @@ import {
   type InvokeRequest,
   type JsonObject,
 } from '@toolhost/contracts';
-import type { InvocationJobV1 } from '@toolhost/queue';
+import {
+  EnqueueUnconfirmedError,
+  type InvocationJobV1,
+  type InvocationQueue,
+  InvocationSnapshotMapper,
+  LOST,
+  type ReplyWaiter,
+} from '@toolhost/queue';
 import type { Principal } from '../auth/principal';
 import { requireScope } from '../auth/require-scope';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ResolvedTool, ToolResolver } from '../tools/tool-resolver.service';
-import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
-import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import { parseInvokeRequest } from './invoke-request.parser';
 import type { QuotaStore } from '../quotas/quota-store';
-import { LOST, type ReplyWaiter } from '../replies/reply-waiter';
 import { parseIdempotencyKey, requestFingerprint } from './idempotency-key';
 import type { IdempotencyKeys, KeyClaim } from './idempotency-keys';
 import type { InvokeOutcome } from './invoke-outcome';

@@ -5,7 +5,7 @@ import { GATEWAY_CONFIG, GATEWAY_ID, PRODUCER_CONNECTION, QUOTA_STORE } from '..
 import { InvocationQueueModule } from '../invocations/invocation-queue.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { GatewayMetricsModule } from '../metrics/gateway-metrics.module';
-import { BullmqInvocationQueue } from '../redis/bullmq-invocation-queue.adapter';
+import { BullmqInvocationQueue } from '@toolhost/queue';
 import { RedisQuotaLeases } from '../redis/redis-quota-leases.adapter';
 import { LeasingQuotaStore } from './leasing-quota-store.service';
 import { QuotaReturner } from './quota-returner';

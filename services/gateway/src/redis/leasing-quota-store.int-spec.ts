@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { Worker } from 'bullmq';
-import { createRedis, INVOCATIONS_QUEUE, retention, type InvocationJobV1 } from '@toolhost/queue';
+import {
+  BullmqInvocationQueue,
+  createRedis,
+  type InvocationJobV1,
+  INVOCATIONS_QUEUE,
+  retention,
+} from '@toolhost/queue';
 import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { eventually } from '../../test/http';
 import type { QuotaLeases } from '../quotas/quota-leases';
@@ -10,7 +16,6 @@ import {
   type QuotaLeaseKind,
   type UnfinishedInvocations,
 } from '../quotas/leasing-quota-store.service';
-import { BullmqInvocationQueue } from './bullmq-invocation-queue.adapter';
 import { RedisQuotaLeases } from './redis-quota-leases.adapter';
 import { defined } from '../../../../test/support/defined';
 

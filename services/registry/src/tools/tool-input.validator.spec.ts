@@ -36,6 +36,8 @@ describe('ToolInputValidator.parseCreate', () => {
       piToolName: null,
       networkAllow: null,
       networkLimits: null,
+      fixtures: [],
+      requireFixtures: false,
     });
     expect(secrets).toEqual({});
   });

@@ -1,0 +1,93 @@
+// Owns the registry's side of the invocation queue: it enqueues dry runs as any gateway enqueues invocations, and hears
+// their replies on its own pub/sub channel (the gateway's waiter and queue adapter, from @toolhost/queue).
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Invocation } from '@toolhost/contracts';
+import {
+  BullmqInvocationQueue,
+  createRedis,
+  InvocationSnapshotMapper,
+  LOST,
+  PubSubReplyWaiter,
+  replyChannel,
+  retention,
+  type InvocationJobV1,
+} from '@toolhost/queue';
+import type Redis from 'ioredis';
+import { RegistryError } from '../errors/registry.error';
+import type { RegistryConfig } from '../registry.config';
+import { REGISTRY_CONFIG } from '../registry.tokens';
+
+/** How long an enqueue may take before the queue counts Redis as away. */
+const ENQUEUE_TIMEOUT_MS = 2_000;
+
+/** A dry run as the service asks for it: everything of the job but what this queue sets. */
+export type DryRunJob = Omit<InvocationJobV1, 'v' | 'invocationId' | 'replyTo' | 'enqueuedAt' | 'test'>;
+
+/**
+ * Dry runs on the BullMQ invocation queue, answered on `<QUEUE_PREFIX>:replies:registry-<uuid>`: the same workers,
+ * sandbox and limits as an invocation, and the job's `test` flag keeps them out of every counter.
+ */
+@Injectable()
+export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
+  private readonly producer: Redis;
+  private readonly subscriber: Redis;
+  private readonly queue: BullmqInvocationQueue;
+  private readonly waiter: PubSubReplyWaiter;
+
+  constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
+    const id = `registry-${randomUUID()}`;
+    this.producer = createRedis(config.REDIS_URL, 'producer', `toolhost-${id}-dry-runs`);
+    this.subscriber = createRedis(config.REDIS_URL, 'subscriber', `toolhost-${id}-replies`);
+    this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, ENQUEUE_TIMEOUT_MS, retention());
+    // No gauge: dry runs are few, and the registry's metrics are about outcomes.
+    this.waiter = new PubSubReplyWaiter(replyChannel(config.QUEUE_PREFIX, id), { setWaiters: () => undefined }, 60_000);
+  }
+
+  onModuleInit(): void {
+    this.subscriber.on('message', (_channel: string, message: string) => this.waiter.handleMessage(message));
+    // ioredis subscribes again after a reconnect; replies published meanwhile are read back from their jobs.
+    this.subscriber.on('ready', () => {
+      void this.waiter.resync(async (invocationId) =>
+        InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId)),
+      );
+    });
+    void this.subscriber.subscribe(this.waiter.replyTo).catch(() => undefined);
+  }
+
+  /** Runs `job` as a dry run and waits up to `waitMs` for its invocation; 503 when it cannot be run or answered. */
+  async run(job: DryRunJob, waitMs: number): Promise<Invocation> {
+    const invocationId = randomUUID();
+    const pending = this.waiter.expect(invocationId, () => undefined);
+    try {
+      await this.queue.enqueue({
+        v: 1,
+        invocationId,
+        ...job,
+        replyTo: this.waiter.replyTo,
+        enqueuedAt: Date.now(),
+        test: true,
+      });
+    } catch {
+      pending.cancel();
+      throw RegistryError.unavailable('the invocation queue is unavailable; the dry run did not start');
+    }
+    pending.enqueued();
+    const finished = await pending.result(waitMs);
+    if (finished && finished !== LOST) return finished;
+    // A reply can be lost across a reconnect of the subscriber: the job's record settles it once.
+    const late = InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId).catch(() => undefined));
+    if (late && late !== LOST) {
+      pending.cancel();
+      return late;
+    }
+    throw RegistryError.unavailable(`the dry run did not finish within ${waitMs} ms`, { invocationId });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.waiter.close();
+    await this.queue.close();
+    this.subscriber.disconnect();
+    this.producer.disconnect();
+  }
+}
