@@ -3,6 +3,8 @@
  * (`POST /v1/tools/test`), fixtures run by `POST /v1/tools/{id}/test` with no input, and `requireFixtures` gating a
  * PATCH and an enable. Dry runs leave the record's counters untouched.
  */
+import { CAGR_DESCRIPTION, CAGR_DRAFT } from '../support/cagr-draft';
+import { ChatCompletionsServer } from '../support/chat-completions-server';
 import { Stack } from './stack';
 
 const CAGR_CODE = `export async function handle(input) {
@@ -40,9 +42,13 @@ const FIXTURES = [
 describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
   let stack: Stack;
   let key: string;
+  const model = new ChatCompletionsServer();
 
   beforeAll(async () => {
-    stack = await new Stack().start();
+    const baseUrl = await model.start();
+    stack = await new Stack({
+      env: { LLM_BASE_URL: baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model' },
+    }).start();
     ({ key } = await stack.tenant('authoring'));
   }, 120_000);
 
@@ -50,7 +56,12 @@ describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
     // Set by a before hook that may have failed before assigning it: close only what started.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     await stack?.stop();
+    await model.stop();
   }, 60_000);
+
+  beforeEach(() => model.reset());
+
+  const generate = (body: unknown) => stack.registry('POST', '/v1/tools/generate', key, body);
 
   it('dry-runs an unsaved tool with its secrets, and checks it as POST /v1/tools does', async () => {
     const answer = await stack.registry('POST', '/v1/tools/test', key, {
@@ -163,5 +174,73 @@ describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
     const enabled = await stack.registry('POST', `/v1/tools/${failing.id}/enable`, key);
     expect(enabled.status).toBe(200);
     expect(enabled.body.status).toBe('active');
+  });
+
+  it('generates the CAGR Calculator from its one-line description: every check passes, examples run in the sandbox', async () => {
+    const toolsBefore = (await stack.registry('GET', '/v1/tools', key)).body.items.length;
+    model.script({ content: JSON.stringify(CAGR_DRAFT) });
+    const answer = await generate({ description: CAGR_DESCRIPTION });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ draft: CAGR_DRAFT, passed: true, repaired: false });
+    expect(answer.body.checks).toEqual({
+      schema: { passed: true },
+      code: { passed: true, shape: 'handle' },
+      examples: CAGR_DRAFT.examples.map((e) => ({
+        input: e.input,
+        expected: e.output,
+        actual: e.output,
+        passed: true,
+      })),
+    });
+    // The model was asked through the openai client with structured output, and taught the contract.
+    expect(model.requests).toHaveLength(1);
+    expect(model.requests[0]).toMatchObject({ model: 'test-model', response_format: { type: 'json_schema' } });
+    expect(model.requests[0]?.messages[0]?.content).toContain('export async function handle(input, ctx)');
+    expect(model.requests[0]?.messages[1]?.content).toContain(CAGR_DESCRIPTION);
+    // Nothing saved.
+    expect((await stack.registry('GET', '/v1/tools', key)).body.items).toHaveLength(toolsBefore);
+  });
+
+  it('repairs code that does not parse in one round, telling the model what failed', async () => {
+    model.script(
+      { content: JSON.stringify({ ...CAGR_DRAFT, code: 'export async function handle(input) { return (; }' }) },
+      { content: JSON.stringify(CAGR_DRAFT) },
+    );
+    const answer = await generate({ description: CAGR_DESCRIPTION });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ passed: true, repaired: true, checks: { code: { passed: true } } });
+    expect(model.requests).toHaveLength(2);
+    const repair = model.requests[1]?.messages.at(-1)?.content ?? '';
+    expect(repair).toContain('code does not parse');
+    expect(repair).toContain('return (;');
+  });
+
+  it('reports an example whose output differs, after the repair round', async () => {
+    const wrong = {
+      ...CAGR_DRAFT,
+      examples: [{ input: { startValue: 100, endValue: 200, years: 10 }, output: { cagr: 1 } }],
+    };
+    model.script({ content: JSON.stringify(wrong) }, { content: JSON.stringify(wrong) });
+    const answer = await generate({ description: CAGR_DESCRIPTION });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ passed: false, repaired: true });
+    expect(answer.body.checks.examples).toEqual([
+      {
+        input: wrong.examples[0]?.input,
+        expected: { cagr: 1 },
+        actual: { cagr: 0.0718, percent: 7.18 },
+        passed: false,
+      },
+    ]);
+    expect(model.requests[1]?.messages.at(-1)?.content).toContain('expected {"cagr":1}');
+  });
+
+  it('falls back to plain JSON when the server refuses json_schema', async () => {
+    model.refuseJsonSchema = true;
+    model.script({ content: '```json\n' + JSON.stringify(CAGR_DRAFT) + '\n```' });
+    const answer = await generate({ description: CAGR_DESCRIPTION });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ passed: true, repaired: false });
+    expect(model.requests.map((r) => r.response_format?.type ?? 'none')).toEqual(['json_schema', 'none']);
   });
 });

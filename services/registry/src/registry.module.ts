@@ -19,6 +19,8 @@ import { DryRunQueue } from './dry-runs/dry-run-queue';
 import { DryRunsController } from './dry-runs/dry-runs.controller';
 import { DryRunsService } from './dry-runs/dry-runs.service';
 import { ToolDraftRepository } from './dry-runs/tool-draft.repository';
+import { GenerationController } from './generation/generation.controller';
+import { GenerationService } from './generation/generation.service';
 import { InternalController } from './internal/internal.controller';
 import { InternalService } from './internal/internal.service';
 import { OutcomesRepository } from './outcomes/outcomes.repository';
@@ -55,8 +57,15 @@ export class RegistryModule {
           inject: [DataSource],
         }),
       ],
-      // DryRunsController before ToolsController: `POST /v1/tools/test` is its route, not a tool id's.
-      controllers: [TenantsController, DryRunsController, ToolsController, TransferController, InternalController],
+      // Before ToolsController: `POST /v1/tools/test` and `/generate` are their routes, not tool ids'.
+      controllers: [
+        TenantsController,
+        DryRunsController,
+        GenerationController,
+        ToolsController,
+        TransferController,
+        InternalController,
+      ],
       providers: [
         { provide: REGISTRY_CONFIG, useValue: config },
         { provide: REGISTRY_SETTINGS, useValue: settings },
@@ -89,6 +98,7 @@ export class RegistryModule {
         DryRunQueue,
         ToolDraftRepository,
         DryRunsService,
+        GenerationService,
       ],
     };
   }
