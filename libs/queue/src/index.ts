@@ -10,3 +10,7 @@ export * from './pubsub-reply-waiter';
 export * from './invocation-queue';
 export * from './bullmq-invocation-queue';
 export * from './invocation-snapshot.mapper';
+export * from './quota-store';
+export * from './quota-leases';
+export * from './leasing-quota-store';
+export * from './redis-quota-leases';

@@ -4,8 +4,10 @@ import {
   commonEnvProperties,
   databaseEnvProperties,
   loadConfig,
+  quotaEnvProperties,
   type AccessLogConfig,
   type CommonConfig,
+  type QuotaConfig,
   type EnvSchema,
 } from '@toolhost/config';
 import { DEFAULT_LIMITS, MAX_API_KEY_LENGTH, type ToolLimitCaps } from '@toolhost/contracts';
@@ -25,6 +27,8 @@ export const registryEnvSchema = {
     ...commonEnvProperties,
     ...accessLogEnvProperties,
     ...databaseEnvProperties,
+    // Dry runs take the tenant's rate tokens and concurrency slots as invocations do.
+    ...quotaEnvProperties,
     // A tool's network is checked against the operator's policy and caps when it is saved.
     ...egressPolicyEnvProperties,
     ...egressLimitEnvProperties,
@@ -101,12 +105,6 @@ export const registryEnvSchema = {
       minimum: 1_000,
       description: 'how long the registry waits for a dry run (POST /v1/tools/test, .../{id}/test, fixtures) to finish',
     },
-    DRY_RUN_MAX_CONCURRENT_PER_TENANT: {
-      type: 'integer',
-      default: 2,
-      minimum: 1,
-      description: 'dry runs of one tenant in flight at once on one registry; more answer 429 RATE_LIMITED',
-    },
     LLM_BASE_URL: {
       type: 'string',
       pattern: '^https?://',
@@ -123,7 +121,8 @@ export const registryEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPolicyConfig, EgressLimitConfig {
+export interface RegistryConfig
+  extends CommonConfig, AccessLogConfig, QuotaConfig, EgressPolicyConfig, EgressLimitConfig {
   DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;
@@ -140,7 +139,6 @@ export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPol
   OUTCOMES_BATCH_SIZE: number;
   OUTCOMES_LINGER_MS: number;
   DRY_RUN_WAIT_MS: number;
-  DRY_RUN_MAX_CONCURRENT_PER_TENANT: number;
   LLM_BASE_URL?: string;
   LLM_API_KEY?: string;
   LLM_MODEL?: string;

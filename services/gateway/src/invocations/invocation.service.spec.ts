@@ -7,6 +7,8 @@ import {
   type JobSnapshot,
   LOST,
   type PendingReply,
+  type QuotaDecision,
+  type QuotaStore,
   type ReplyWaiter,
 } from '@toolhost/queue';
 import type { Principal } from '../auth/principal';
@@ -15,7 +17,6 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { RegistryClient, RegistryTool } from '../registry/registry.client';
 import { ToolResolver } from '../tools/tool-resolver.service';
 import { InvocationService } from './invocation.service';
-import type { QuotaDecision, QuotaStore } from '../quotas/quota-store';
 import { defined } from '../../../../test/support/defined';
 import { FakeIdempotencyStore } from '../../test/fake-idempotency-store';
 import { IdempotencyKeys } from './idempotency-keys';

@@ -18,6 +18,7 @@ import {
   type InvocationQueue,
   InvocationSnapshotMapper,
   LOST,
+  type QuotaStore,
   type ReplyWaiter,
 } from '@toolhost/queue';
 import type { Principal } from '../auth/principal';
@@ -26,7 +27,6 @@ import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ResolvedTool, ToolResolver } from '../tools/tool-resolver.service';
 import { parseInvokeRequest } from './invoke-request.parser';
-import type { QuotaStore } from '../quotas/quota-store';
 import { parseIdempotencyKey, requestFingerprint } from './idempotency-key';
 import type { IdempotencyKeys, KeyClaim } from './idempotency-keys';
 import type { InvokeOutcome } from './invoke-outcome';

@@ -6,17 +6,15 @@ import {
   createRedis,
   type InvocationJobV1,
   INVOCATIONS_QUEUE,
+  LeasingQuotaStore,
+  type QuotaLeaseKind,
+  type QuotaLeases,
+  RedisQuotaLeases,
   retention,
+  type UnfinishedInvocations,
 } from '@toolhost/queue';
 import { dropRedisKeys } from '../../../../test/support/redis-keys';
 import { eventually } from '../../test/http';
-import type { QuotaLeases } from '../quotas/quota-leases';
-import {
-  LeasingQuotaStore,
-  type QuotaLeaseKind,
-  type UnfinishedInvocations,
-} from '../quotas/leasing-quota-store.service';
-import { RedisQuotaLeases } from './redis-quota-leases.adapter';
 import { defined } from '../../../../test/support/defined';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

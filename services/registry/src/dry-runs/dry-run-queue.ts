@@ -1,5 +1,6 @@
-// Owns the registry's side of the invocation queue: it enqueues dry runs as any gateway enqueues invocations, and hears
-// their replies on its own pub/sub channel (the gateway's waiter and queue adapter, from @toolhost/queue).
+// Owns the registry's side of the invocation queue: it admits dry runs on the tenant's quota, enqueues them as any
+// gateway enqueues invocations, and hears their replies on its own pub/sub channel (the gateway's quota store, queue
+// adapter and reply waiter, from @toolhost/queue).
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Invocation } from '@toolhost/contracts';
@@ -7,8 +8,10 @@ import {
   BullmqInvocationQueue,
   createRedis,
   InvocationSnapshotMapper,
+  LeasingQuotaStore,
   LOST,
   PubSubReplyWaiter,
+  RedisQuotaLeases,
   replyChannel,
   retention,
   type InvocationJobV1,
@@ -34,6 +37,7 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
   private readonly subscriber: Redis;
   private readonly queue: BullmqInvocationQueue;
   private readonly waiter: PubSubReplyWaiter;
+  private readonly quota: LeasingQuotaStore;
 
   constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
     const id = `registry-${randomUUID()}`;
@@ -41,7 +45,36 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
     this.subscriber = createRedis(config.REDIS_URL, 'subscriber', `toolhost-${id}-replies`);
     this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, ENQUEUE_TIMEOUT_MS, retention());
     // No gauge: dry runs are few, and the registry's metrics are about outcomes.
-    this.waiter = new PubSubReplyWaiter(replyChannel(config.QUEUE_PREFIX, id), { setWaiters: () => undefined }, 60_000);
+    this.waiter = new PubSubReplyWaiter(
+      replyChannel(config.QUEUE_PREFIX, id),
+      { setWaiters: () => undefined },
+      config.CONCURRENCY_SLOT_TTL_MS,
+    );
+    const limits = {
+      ratePerSec: config.RATE_LIMIT_PER_SEC,
+      burst: config.RATE_LIMIT_BURST,
+      maxConcurrent: config.MAX_CONCURRENT_PER_TENANT,
+    };
+    // The tenant's quota, leased like a gateway's under this registry's own holder id: a dry run takes a rate token
+    // and a concurrency slot from the same budget as the tenant's invocations.
+    this.quota = new LeasingQuotaStore(
+      new RedisQuotaLeases(
+        this.producer,
+        config.QUEUE_PREFIX,
+        id,
+        { ...limits, leaseTtlMs: config.QUOTA_LEASE_TTL_MS },
+        ENQUEUE_TIMEOUT_MS,
+      ),
+      {
+        ...limits,
+        slotTtlMs: config.CONCURRENCY_SLOT_TTL_MS,
+        holdMs: config.QUOTA_LEASE_HOLD_MS,
+        renewMs: Math.floor(config.QUOTA_LEASE_TTL_MS / 5),
+      },
+      () => undefined,
+      Date.now,
+      (invocationIds) => this.queue.unfinished(invocationIds),
+    );
   }
 
   onModuleInit(): void {
@@ -55,10 +88,24 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
     void this.subscriber.subscribe(this.waiter.replyTo).catch(() => undefined);
   }
 
-  /** Runs `job` as a dry run and waits up to `waitMs` for its invocation; 503 when it cannot be run or answered. */
+  /**
+   * Runs `job` as a dry run and waits up to `waitMs` for its invocation: 429 when the tenant is over its quota, 503
+   * when it cannot be run or answered.
+   */
   async run(job: DryRunJob, waitMs: number): Promise<Invocation> {
     const invocationId = randomUUID();
-    const pending = this.waiter.expect(invocationId, () => undefined);
+    let decision;
+    try {
+      decision = await this.quota.acquire(job.tenantId, invocationId);
+    } catch {
+      throw RegistryError.unavailable('the quota store is unavailable; the dry run did not start');
+    }
+    if (!decision.admitted) {
+      const what = decision.reason === 'rate' ? 'rate limit' : 'concurrency quota';
+      throw RegistryError.rateLimited(`tenant is over its ${what}`);
+    }
+    const release = (): void => this.quota.release(job.tenantId, invocationId);
+    const pending = this.waiter.expect(invocationId, release);
     try {
       await this.queue.enqueue({
         v: 1,
@@ -70,6 +117,7 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
       });
     } catch {
       pending.cancel();
+      release();
       throw RegistryError.unavailable('the invocation queue is unavailable; the dry run did not start');
     }
     pending.enqueued();
@@ -79,6 +127,7 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
     const late = InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId).catch(() => undefined));
     if (late && late !== LOST) {
       pending.cancel();
+      release();
       return late;
     }
     throw RegistryError.unavailable(`the dry run did not finish within ${waitMs} ms`, { invocationId });
@@ -86,6 +135,8 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.waiter.close();
+    // Unused tokens and free slots go back while the producer connection is still open.
+    await this.quota.close();
     await this.queue.close();
     this.subscriber.disconnect();
     this.producer.disconnect();

@@ -54,7 +54,7 @@ interface RunTarget {
 /**
  * Dry runs served by the registry: a saved tool's version, an unsaved ToolInput (kept as a draft row while it runs),
  * their fixtures, and the fixture gate of `requireFixtures`. They run on the invocation queue like any invocation
- * and are counted nowhere (the job's `test` flag); a tenant has at most DRY_RUN_MAX_CONCURRENT_PER_TENANT in flight.
+ * and are counted nowhere (the job's `test` flag); each run takes the tenant's quota as an invocation does.
  */
 @Injectable()
 export class DryRunsService {
@@ -63,8 +63,6 @@ export class DryRunsService {
   private readonly validators = new InputValidatorCache({ maxEntries: 256 });
   private readonly savedBody = new BodyValidator<{ input?: JsonValue; version?: number }>(testToolBodySchema);
   private readonly draftBody = new BodyValidator<{ tool: JsonObject; input?: JsonValue }>(testDraftBodySchema);
-  /** Dry runs in flight by tenant, on this registry. */
-  private readonly inFlight = new Map<string, number>();
 
   constructor(
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
@@ -93,7 +91,7 @@ export class DryRunsService {
       inputSchema: row.inputSchema as JsonObject,
       fixtures: fixturesOf(row),
     };
-    return this.withSlot(caller.tenantId, () => this.runOrReport(caller.tenantId, target, input));
+    return this.runOrReport(caller.tenantId, target, input);
   }
 
   /** `POST /v1/tools/test`: an unsaved ToolInput, checked as `POST /v1/tools` checks it (the same paths). */
@@ -101,29 +99,23 @@ export class DryRunsService {
     const { tool, input } = this.draftBody.parse(body);
     let parsed = this.input.parseCreate(tool);
     if (parsed.fromRegistration.length > 0) parsed = await this.piInput.complete(caller.tenantId, tool, parsed);
-    return this.withSlot(caller.tenantId, () =>
-      this.withDraft(caller.tenantId, parsed.fields, parsed.secrets, (target) =>
-        this.runOrReport(caller.tenantId, target, input),
-      ),
+    return this.withDraft(caller.tenantId, parsed.fields, parsed.secrets, (target) =>
+      this.runOrReport(caller.tenantId, target, input),
     );
   }
 
   /** Runs each input through an unsaved tool (a generated draft's examples), one after the other. */
   async runDraft(tenantId: string, fields: ToolVersionFields, inputs: JsonValue[]): Promise<Invocation[]> {
-    return this.withSlot(tenantId, () =>
-      this.withDraft(tenantId, fields, {}, async (target) => {
-        const runs: Invocation[] = [];
-        for (const input of inputs) runs.push(await this.runChecked(tenantId, target, input));
-        return runs;
-      }),
-    );
+    return this.withDraft(tenantId, fields, {}, async (target) => {
+      const runs: Invocation[] = [];
+      for (const input of inputs) runs.push(await this.runChecked(tenantId, target, input));
+      return runs;
+    });
   }
 
   /** The gate of a PATCH with `requireFixtures`: the new version (not saved yet) must pass its fixtures. */
   async assertDraftPasses(tenantId: string, fields: ToolVersionFields, secrets: Record<string, string>): Promise<void> {
-    const report = await this.withSlot(tenantId, () =>
-      this.withDraft(tenantId, fields, secrets, (target) => this.fixtures(tenantId, target)),
-    );
+    const report = await this.withDraft(tenantId, fields, secrets, (target) => this.fixtures(tenantId, target));
     assertPassed(report);
   }
 
@@ -132,7 +124,7 @@ export class DryRunsService {
     const row = await this.tools.findTenantVersion(tenantId, toolId, version);
     if (!row) throw RegistryError.toolNotFound();
     const target = { toolId, version, inputSchema: row.inputSchema as JsonObject, fixtures: fixturesOf(row) };
-    assertPassed(await this.withSlot(tenantId, () => this.fixtures(tenantId, target)));
+    assertPassed(await this.fixtures(tenantId, target));
   }
 
   private async runOrReport(
@@ -210,24 +202,6 @@ export class DryRunsService {
       return await use({ toolId: id, version: 1, inputSchema: fields.inputSchema, fixtures: fields.fixtures });
     } finally {
       await this.drafts.delete(id);
-    }
-  }
-
-  /** Bounds a tenant's dry runs in flight: over the bound is 429, as an invocation over its quota is. */
-  private async withSlot<T>(tenantId: string, use: () => Promise<T>): Promise<T> {
-    const running = this.inFlight.get(tenantId) ?? 0;
-    if (running >= this.config.DRY_RUN_MAX_CONCURRENT_PER_TENANT) {
-      throw RegistryError.rateLimited(
-        `tenant has ${running} dry runs in flight; the limit is ${this.config.DRY_RUN_MAX_CONCURRENT_PER_TENANT}`,
-      );
-    }
-    this.inFlight.set(tenantId, running + 1);
-    try {
-      return await use();
-    } finally {
-      const left = (this.inFlight.get(tenantId) ?? 1) - 1;
-      if (left > 0) this.inFlight.set(tenantId, left);
-      else this.inFlight.delete(tenantId);
     }
   }
 }
