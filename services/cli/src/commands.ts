@@ -1,4 +1,4 @@
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { ToolRecord } from '@toolhost/contracts';
 import { ApiError, request, type CliTarget } from './api-client';
@@ -255,6 +255,7 @@ export async function generate(
   if (answer.repaired) io.err('(the model needed a repair round)');
   if (out === undefined) io.out(formatDocument(manifest, false).trimEnd());
   else {
+    mkdirSync(dirname(resolve(out)), { recursive: true });
     writeFileSync(out, formatDocument(manifest, isYamlFile(out)));
     io.err(`wrote ${out}`);
   }
