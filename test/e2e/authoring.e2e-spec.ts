@@ -47,7 +47,8 @@ describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
   beforeAll(async () => {
     const baseUrl = await model.start();
     stack = await new Stack({
-      env: { LLM_BASE_URL: baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model' },
+      // Two slots a tenant: the last test fills them with invocations and sees a dry run refused.
+      env: { LLM_BASE_URL: baseUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model', MAX_CONCURRENT_PER_TENANT: '2' },
     }).start();
     ({ key } = await stack.tenant('authoring'));
   }, 120_000);
@@ -243,4 +244,32 @@ describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
     expect(answer.body).toMatchObject({ passed: true, repaired: false });
     expect(model.requests.map((r) => r.response_format?.type ?? 'none')).toEqual(['json_schema', 'none']);
   });
+
+  it('takes the same concurrency slots as invocations: a dry run is refused while the tenant’s are in use', async () => {
+    const { key: busyKey } = await stack.tenant('busy');
+    const sleeper = await stack.createTool(busyKey, {
+      title: 'Sleeper',
+      description: 'waits',
+      inputSchema: { type: 'object' },
+      code: 'await new Promise((resolve) => setTimeout(resolve, 8000)); return "woke";',
+      timeoutMs: 10_000,
+    });
+    for (let i = 0; i < 2; i += 1) {
+      expect((await stack.invoke(busyKey, { tool: sleeper.toolName, input: {}, wait: false })).status).toBe(202);
+    }
+    const refused = await stack.registry('POST', `/v1/tools/${sleeper.id}/test`, busyKey, { input: {} });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', message: 'tenant is over its concurrency quota' });
+    // Once the invocations end, their slots come back and the dry run is admitted.
+    const admitted = await Stack.until(
+      () =>
+        stack.registry('POST', '/v1/tools/test', busyKey, {
+          tool: { ...cagrTool(), code: 'return 1;' },
+          input: { startValue: 1, endValue: 2, years: 1 },
+        }),
+      (answer) => answer.status === 200,
+      30_000,
+    );
+    expect(admitted.body).toMatchObject({ status: 'succeeded', result: 1 });
+  }, 60_000);
 });
