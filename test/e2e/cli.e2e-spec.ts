@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { parse as parseYaml } from 'yaml';
 import { projectRoot } from '../../scripts/project-root';
+import { CAGR_DESCRIPTION, CAGR_DRAFT } from '../support/cagr-draft';
+import { ChatCompletionsServer } from '../support/chat-completions-server';
 import { Stack } from './stack';
 
 const root = projectRoot(__dirname);
@@ -32,6 +35,7 @@ describe('toolhost CLI (e2e)', () => {
   let stack: Stack;
   let key: string;
   let dir: string;
+  const model = new ChatCompletionsServer();
 
   const cli = (args: string[], env: Record<string, string> = {}): Promise<Ran> =>
     new Promise((resolve) => {
@@ -58,7 +62,10 @@ describe('toolhost CLI (e2e)', () => {
   };
 
   beforeAll(async () => {
-    stack = await new Stack().start();
+    const modelUrl = await model.start();
+    stack = await new Stack({
+      env: { LLM_BASE_URL: modelUrl, LLM_API_KEY: 'sk-test', LLM_MODEL: 'test-model' },
+    }).start();
     ({ key } = await stack.tenant('cli'));
     dir = mkdtempSync(join(tmpdir(), 'toolhost-cli-'));
   }, 120_000);
@@ -67,6 +74,7 @@ describe('toolhost CLI (e2e)', () => {
     // Set by a before hook that may have failed before assigning it: close only what started.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     await stack?.stop();
+    await model.stop();
   }, 60_000);
 
   it('validate checks manifests, TradingGoose files and pi modules offline', async () => {
@@ -152,6 +160,47 @@ describe('toolhost CLI (e2e)', () => {
     const usage = await cli(['invoke']);
     expect(usage.code).toBe(2);
     expect((await cli(['invoke', '--help'])).stdout).toMatch(/^usage: toolhost invoke <tool>/);
+  });
+
+  it('generate writes a checked draft as a YAML manifest; push takes YAML; test runs its fixtures', async () => {
+    model.script({ content: JSON.stringify(CAGR_DRAFT) });
+    const repo = join(dir, 'generated');
+    mkdirSync(repo);
+    const out = join(repo, 'cagr.yaml');
+    const generated = await cli(['generate', CAGR_DESCRIPTION, '--out', out]);
+    expect(generated.code).toBe(0);
+    expect(generated.stderr).toMatch(/^pass schema$/m);
+    expect(generated.stderr).toMatch(/^pass code \(handle\)$/m);
+    expect(generated.stderr.match(/^pass example /gm)).toHaveLength(2);
+    const manifest = parseYaml(readFileSync(out, 'utf8'));
+    expect(manifest).toMatchObject({ name: 'cagr-calculator', title: 'CAGR Calculator', code: CAGR_DRAFT.code });
+    expect(manifest.fixtures).toHaveLength(2);
+    expect(readFileSync(out, 'utf8')).toContain('code: |');
+
+    expect((await cli(['validate', out])).code).toBe(0);
+    const pushed = await cli(['push', repo]);
+    expect(pushed.stdout).toMatch(/^created cagr-calculator: custom_[0-9a-f-]{36} version 1$/m);
+    const id = JSON.parse(readFileSync(join(repo, 'toolhost.lock.json'), 'utf8'))[stack.registryUrl][
+      'cagr-calculator'
+    ] as string;
+    const tested = await cli(['test', id]);
+    expect(tested.code).toBe(0);
+    expect(tested.stdout).toBe('pass example 1\npass example 2\n');
+
+    // A draft whose example fails: still written, the failure on stderr, exit 1.
+    const wrong = { ...CAGR_DRAFT, examples: [{ input: CAGR_DRAFT.examples[0]?.input, output: { cagr: 9 } }] };
+    model.script({ content: JSON.stringify(wrong) }, { content: JSON.stringify(wrong) });
+    const failing = await cli([
+      'generate',
+      CAGR_DESCRIPTION,
+      '--example',
+      '{"input":{"startValue":1,"endValue":2,"years":1}}',
+    ]);
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toMatch(/^FAIL example /m);
+    expect(JSON.parse(failing.stdout)).toMatchObject({ title: 'CAGR Calculator' });
+    expect(model.requests.at(-2)?.messages[1]?.content).toContain('"startValue": 1');
+    expect((await cli(['generate', '--help'])).stdout).toMatch(/^usage: toolhost generate "<description>"/);
   });
 
   it('import and export a TradingGoose file', async () => {

@@ -153,7 +153,13 @@ describe('the schema validation', () => {
 });
 
 /** Set in the Secret `toolhost-secrets`, which the operator creates. */
-const SECRET_SETTINGS = ['DATABASE_URL', 'INTERNAL_API_TOKEN', 'TOOLHOST_ADMIN_KEY', 'TOOLHOST_SECRETS_KEY'];
+const SECRET_SETTINGS = [
+  'DATABASE_URL',
+  'INTERNAL_API_TOKEN',
+  'LLM_API_KEY',
+  'TOOLHOST_ADMIN_KEY',
+  'TOOLHOST_SECRETS_KEY',
+];
 /** Set per container by the Deployments (each service's own port). */
 const CONTAINER_SETTINGS = ['GATEWAY_PORT', 'GRPC_PORT', 'REGISTRY_PORT', 'WORKER_PORT'];
 /** Tuning knobs whose defaults suit a cluster (their reasons are in the README's table); an overlay may add them. */
@@ -161,6 +167,7 @@ const TUNING_SETTINGS = [
   'AUTH_CACHE_TTL_MS',
   'BUILTIN_TOOLS_TIMEOUT_MS',
   'CONCURRENCY_SLOT_TTL_MS',
+  'DRY_RUN_WAIT_MS',
   'EGRESS_MAX_CONCURRENT',
   'EGRESS_MAX_REQUESTS_PER_INVOCATION',
   'EGRESS_MAX_REQUEST_BYTES',

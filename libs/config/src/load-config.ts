@@ -107,6 +107,61 @@ export interface AccessLogConfig {
   ACCESS_LOG_SAMPLE_RATE: number;
 }
 
+/**
+ * The per-tenant rate limit and concurrency quota, leased from Redis by every process that admits runs: the gateways
+ * (invocations) and the registry (dry runs). One schema, so both read the same limits.
+ */
+export const quotaEnvProperties = {
+  RATE_LIMIT_PER_SEC: {
+    type: 'number',
+    default: 2_000,
+    minimum: 0,
+    description:
+      'invocations per second per tenant (token bucket refill rate), shared by all gateways (and dry runs); 0 = off',
+  },
+  RATE_LIMIT_BURST: { type: 'integer', default: 4_000, minimum: 1, description: 'token bucket size per tenant' },
+  MAX_QUEUED_PER_TENANT: {
+    type: 'integer',
+    // A queue is there to absorb bursts: this bounds Redis memory per tenant (a job is ~1-3 KiB, so 100,000 are
+    // ~0.1-0.3 GiB), not what runs at once — WORKER_CONCURRENCY per worker bounds that, taken fairly across tenants.
+    default: 100_000,
+    minimum: 0,
+    description:
+      "unfinished (queued or running) invocations a tenant may have across all gateways (dry runs included), 429 beyond; also orders the workers' take fairly across tenants; 0 = unlimited (and first-in first-out)",
+  },
+  CONCURRENCY_SLOT_TTL_MS: {
+    type: 'integer',
+    default: 120_000,
+    minimum: 1_000,
+    description:
+      'a concurrency slot still held after this age has its job looked up, and is freed if the job finished or is gone; at least INVOKE_WAIT_MAX_MS',
+  },
+  QUOTA_LEASE_HOLD_MS: {
+    type: 'integer',
+    default: 500,
+    minimum: 10,
+    maximum: 60_000,
+    description:
+      'rate tokens and concurrency slots a gateway (or registry) leased and left unused this long go back to Redis',
+  },
+  QUOTA_LEASE_TTL_MS: {
+    type: 'integer',
+    default: 5_000,
+    minimum: 1_000,
+    description:
+      "a process's leased concurrency slots expire this long after its last renewal (it renews every fifth of this)",
+  },
+} as const satisfies Record<string, EnvProperty>;
+
+export interface QuotaConfig {
+  RATE_LIMIT_PER_SEC: number;
+  RATE_LIMIT_BURST: number;
+  MAX_QUEUED_PER_TENANT: number;
+  CONCURRENCY_SLOT_TTL_MS: number;
+  QUOTA_LEASE_HOLD_MS: number;
+  QUOTA_LEASE_TTL_MS: number;
+}
+
 /** Postgres, for the processes that own data (the registry). */
 export const databaseEnvProperties = {
   DATABASE_URL: {

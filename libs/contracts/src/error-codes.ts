@@ -22,6 +22,18 @@ export const ErrorCode = {
   NETWORK_DENIED: 'NETWORK_DENIED',
   /** An `Idempotency-Key` already names another request's invocation, or one that is no longer kept. */
   IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  /** A change (PATCH, enable) of a tool with `requireFixtures` whose version fails its fixtures; nothing changed. */
+  FIXTURES_FAILED: 'FIXTURES_FAILED',
+  /** `POST /v1/tools/generate` with no model configured (LLM_BASE_URL, LLM_API_KEY, LLM_MODEL). */
+  GENERATION_NOT_CONFIGURED: 'GENERATION_NOT_CONFIGURED',
+  /** The language model did not answer within LLM_TIMEOUT_MS. */
+  MODEL_TIMEOUT: 'MODEL_TIMEOUT',
+  /** The language model's endpoint is down, refused the request or answered 5xx. */
+  MODEL_UNAVAILABLE: 'MODEL_UNAVAILABLE',
+  /** The language model's answer was not the JSON draft asked for, even after the repair round. */
+  MODEL_BAD_OUTPUT: 'MODEL_BAD_OUTPUT',
+  /** The language model's code still does not parse after the repair round; `details` has the last draft. */
+  MODEL_BAD_CODE: 'MODEL_BAD_CODE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -63,6 +75,12 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   TOOL_NOT_ALLOWED: 403,
   NETWORK_DENIED: 403,
   IDEMPOTENCY_KEY_REUSED: 409,
+  FIXTURES_FAILED: 409,
+  GENERATION_NOT_CONFIGURED: 501,
+  MODEL_TIMEOUT: 504,
+  MODEL_UNAVAILABLE: 502,
+  MODEL_BAD_OUTPUT: 502,
+  MODEL_BAD_CODE: 422,
 };
 
 /** The error body every HTTP service answers with: `{error: {code, message, details?}}`. */

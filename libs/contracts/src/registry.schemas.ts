@@ -170,8 +170,44 @@ function toolProperties(caps: ToolLimitCaps, forPatch: boolean): Schema {
         ? 'What its fetch may reach; null removes it (no network)'
         : 'What its fetch may reach; absent: no network',
     }),
+    fixtures: {
+      type: 'array',
+      maxItems: MAX_FIXTURES,
+      items: fixtureSchema,
+      description: 'Named example runs, stored with the version; a PATCH replaces the whole list',
+    },
+    requireFixtures: {
+      type: 'boolean',
+      description: 'Refuse a PATCH whose new version fails its fixtures, and an enable while they fail (409)',
+    },
   };
 }
+
+/** Most fixtures one version keeps: each is a sandbox run when they are tested. */
+export const MAX_FIXTURES = 50;
+
+/** One fixture: a name, an input, and exactly one expectation (value, schema or error code). */
+export const fixtureSchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'input', 'expect'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    input: { description: 'The input of the run (checked against inputSchema when it runs)' },
+    expect: {
+      type: 'object',
+      minProperties: 1,
+      maxProperties: 1,
+      additionalProperties: false,
+      properties: {
+        value: { description: 'The result, deep-equal' },
+        schema: { type: 'object', description: 'A JSON Schema the result must satisfy' },
+        error: { type: 'string', pattern: '^[A-Z][A-Z_]*$', description: 'The error code the run must fail with' },
+      },
+      description: 'Exactly one of value, schema, error',
+    },
+  },
+};
 
 /** Body of `POST /v1/tools`: title and code, and either description + inputSchema or `schema`. */
 export function createToolBodySchema(caps: ToolLimitCaps): Schema {
@@ -200,3 +236,45 @@ export function jsonSchemaDraftOf(schema: { $schema?: unknown }): JsonSchemaDraf
   if (/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/.test(declared)) return 'draft-07';
   return undefined;
 }
+
+/** Body of `POST /v1/tools/{id}/test`: an input to run, or none to run the fixtures; a version, or the current one. */
+export const testToolBodySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    input: { description: "The tool's input; absent: run the version's fixtures (or {} when it has none)" },
+    version: { type: 'integer', minimum: 1, description: 'A version to run; absent: the current one' },
+  },
+};
+
+/** Body of `POST /v1/tools/test`: an unsaved ToolInput (checked as `POST /v1/tools` checks it) and an input. */
+export const testDraftBodySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tool'],
+  properties: {
+    tool: { type: 'object', description: 'A ToolInput, as POST /v1/tools takes it; nothing is saved' },
+    input: { description: "The tool's input; absent: run tool.fixtures (or {} when it has none)" },
+  },
+};
+
+/** Body of `POST /v1/tools/generate`. */
+export const generateToolBodySchema: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['description'],
+  properties: {
+    description: { type: 'string', minLength: 1, maxLength: 4000, description: 'What the tool does, in plain words' },
+    examples: {
+      type: 'array',
+      maxItems: 10,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['input'],
+        properties: { input: { type: 'object' }, output: {} },
+      },
+      description: 'Inputs (and the outputs expected of them) the model writes the tool for',
+    },
+  },
+};

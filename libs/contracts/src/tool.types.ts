@@ -30,6 +30,19 @@ export interface ToolNetwork extends ToolNetworkLimits {
   allow: string[];
 }
 
+/**
+ * What a fixture expects of its run: exactly one of a result deep-equal to `value`, a result satisfying the JSON
+ * Schema `schema`, or a failed run with the error code `error`.
+ */
+export type FixtureExpectation = { value: JsonValue } | { schema: JsonObject } | { error: string };
+
+/** A named example run stored with a tool version (`POST /v1/tools/{id}/test` with no input runs them all). */
+export interface ToolFixture {
+  name: string;
+  input: JsonValue;
+  expect: FixtureExpectation;
+}
+
 export interface ToolInput {
   title: string;
   description: string;
@@ -41,6 +54,9 @@ export interface ToolInput {
   secrets?: Record<string, string>;
   allowedTools?: string[];
   network?: ToolNetwork;
+  fixtures?: ToolFixture[];
+  /** Refuse a PATCH whose new version fails its fixtures, and an enable while the current version's fail. */
+  requireFixtures?: boolean;
 }
 
 export interface ToolRecord {
@@ -64,6 +80,8 @@ export interface ToolRecord {
   allowedTools: string[];
   /** The hosts its `fetch` may reach, in normal form; null: the tool has no network. */
   network: ToolNetwork | null;
+  fixtures: ToolFixture[];
+  requireFixtures: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -88,6 +106,8 @@ export type ToolVersionRecord = ToolVersionSummary &
     | 'secretNames'
     | 'allowedTools'
     | 'network'
+    | 'fixtures'
+    | 'requireFixtures'
   >;
 
 export const TOOL_NAME_PREFIX = 'custom_';

@@ -1,9 +1,9 @@
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { ToolRecord } from '@toolhost/contracts';
 import { ApiError, request, type CliTarget } from './api-client';
 import { LockFile } from './lock-file';
-import { FileError, readToolFile, type ToolManifest } from './manifest';
+import { FileError, formatDocument, isYamlFile, readToolFile, type ToolManifest } from './manifest';
 
 export interface Output {
   out(line: string): void;
@@ -20,6 +20,8 @@ const COMPARED = [
   'memoryMb',
   'allowedTools',
   'network',
+  'fixtures',
+  'requireFixtures',
 ] as const;
 
 const json = (value: unknown): string => JSON.stringify(value, null, 2);
@@ -40,12 +42,12 @@ function same(a: unknown, b: unknown): boolean {
 }
 const toolPath = (tool: string): string => `/v1/tools/${encodeURIComponent(tool)}`;
 
-/** The manifests of a file, or of every `*.json` manifest in a directory (the lock file and others skipped). */
+/** The manifests of a file, or of every JSON or YAML manifest in a directory (the lock file and others skipped). */
 function manifestsOf(path: string): ToolManifest[] {
   const full = resolve(path);
   const files = statSync(full).isDirectory()
     ? readdirSync(full)
-        .filter((name) => name.endsWith('.json') && name !== 'toolhost.lock.json')
+        .filter((name) => (name.endsWith('.json') || isYamlFile(name)) && name !== 'toolhost.lock.json')
         .sort()
         .map((name) => join(full, name))
     : [full];
@@ -106,8 +108,14 @@ async function existing(target: CliTarget, id: string): Promise<ToolRecord | und
   }
 }
 
-/** Writes each of the tenant's tools (or one) as a manifest into `dir`, named by a slug of its title. */
-export async function pull(target: CliTarget, dir: string, tool: string | undefined, io: Output): Promise<void> {
+/** Writes each of the tenant's tools (or one) as a manifest (JSON or YAML) into `dir`, named by a slug of its title. */
+export async function pull(
+  target: CliTarget,
+  dir: string,
+  tool: string | undefined,
+  yaml: boolean,
+  io: Output,
+): Promise<void> {
   const records = tool
     ? [(await request(target, 'registry', 'GET', toolPath(tool))).body as ToolRecord]
     : ((await request(target, 'registry', 'GET', '/v1/tools')).body as { items: ToolRecord[] }).items;
@@ -116,8 +124,8 @@ export async function pull(target: CliTarget, dir: string, tool: string | undefi
     const name = slug(record.title, record.id);
     const manifest: Record<string, unknown> = { name };
     for (const field of COMPARED) manifest[field] = record[field];
-    const file = join(resolve(dir), `${name}.json`);
-    writeFileSync(file, `${json(manifest)}\n`);
+    const file = join(resolve(dir), `${name}.${yaml ? 'yaml' : 'json'}`);
+    writeFileSync(file, formatDocument(manifest, yaml));
     lock.set(target.registryUrl, name, record.id);
     io.out(`pulled ${record.toolName} version ${record.version} → ${file}`);
   }
@@ -145,10 +153,10 @@ export async function importFile(target: CliTarget, file: string, io: Output): P
   io.out(json(answer));
 }
 
-/** Prints the tenant's tools (or those `ids` names) as a TradingGoose export file. */
-export async function exportTools(target: CliTarget, ids: string[], io: Output): Promise<void> {
+/** Prints the tenant's tools (or those `ids` names) as a TradingGoose export file (JSON, or YAML). */
+export async function exportTools(target: CliTarget, ids: string[], yaml: boolean, io: Output): Promise<void> {
   const query = ids.length > 0 ? `?ids=${encodeURIComponent(ids.join(','))}` : '';
-  io.out(json((await request(target, 'registry', 'GET', `/v1/tools/export${query}`)).body));
+  io.out(formatDocument((await request(target, 'registry', 'GET', `/v1/tools/export${query}`)).body, yaml).trimEnd());
 }
 
 /** Invokes a tool and prints the Invocation; false when it failed (the exit code says so). */
@@ -158,7 +166,10 @@ export async function invoke(target: CliTarget, tool: string, input: unknown, io
   return (answer.body as { status?: string }).status !== 'failed';
 }
 
-/** A dry run of a saved tool: counted nowhere. */
+/**
+ * A dry run of a saved tool on the registry, counted nowhere: the input's run, or with no input the tool's fixtures
+ * (each reported). False when the run or a fixture failed (the exit code says so).
+ */
 export async function test(
   target: CliTarget,
   tool: string,
@@ -166,12 +177,89 @@ export async function test(
   version: number | undefined,
   io: Output,
 ): Promise<boolean> {
-  const answer = await request(target, 'gateway', 'POST', `${toolPath(tool)}/test`, {
-    input,
+  const answer = await request(target, 'registry', 'POST', `${toolPath(tool)}/test`, {
+    ...(input === undefined ? {} : { input }),
     ...(version === undefined ? {} : { version }),
   });
-  io.out(json(answer.body));
-  return (answer.body as { status?: string }).status !== 'failed';
+  const body = answer.body as { status?: string; passed?: boolean; fixtures?: FixtureLine[] };
+  if (body.fixtures) {
+    for (const fixture of body.fixtures) {
+      io.out(`${fixture.passed ? 'pass' : 'FAIL'} ${fixture.name}${fixture.message ? `: ${fixture.message}` : ''}`);
+    }
+    return body.passed === true;
+  }
+  io.out(json(body));
+  return body.status !== 'failed';
+}
+
+interface FixtureLine {
+  name: string;
+  passed: boolean;
+  message?: string;
+}
+
+interface GenerationAnswer {
+  draft: { title: string; description: string; inputSchema: unknown; code: string; examples: unknown[] };
+  checks: {
+    schema: { passed: boolean; message?: string };
+    code: { passed: boolean; shape?: string; message?: string };
+    examples: {
+      input: unknown;
+      expected?: unknown;
+      actual?: unknown;
+      error?: { code: string; message: string };
+      passed: boolean;
+    }[];
+  };
+  passed: boolean;
+  repaired: boolean;
+}
+
+/**
+ * `generate`: the registry's checked draft as a manifest (to `out`, or printed), its checks on stderr (`err`); false
+ * when a check failed. The examples become the manifest's fixtures, so `toolhost test` runs them once it is pushed.
+ */
+export async function generate(
+  target: CliTarget,
+  description: string,
+  examples: unknown[],
+  out: string | undefined,
+  io: Output & { err(line: string): void },
+): Promise<boolean> {
+  const body = { description, ...(examples.length > 0 ? { examples } : {}) };
+  const answer = (await request(target, 'registry', 'POST', '/v1/tools/generate', body)).body as GenerationAnswer;
+  const { draft, checks } = answer;
+  const manifest = {
+    name: slug(draft.title, 'generated'),
+    title: draft.title,
+    description: draft.description,
+    inputSchema: draft.inputSchema,
+    code: draft.code,
+    fixtures: checks.examples
+      .filter((example) => example.expected !== undefined)
+      .map((example, index) => ({
+        name: `example ${index + 1}`,
+        input: example.input,
+        expect: { value: example.expected },
+      })),
+  };
+  const mark = (passed: boolean): string => (passed ? 'pass' : 'FAIL');
+  io.err(`${mark(checks.schema.passed)} schema${checks.schema.message ? `: ${checks.schema.message}` : ''}`);
+  io.err(
+    `${mark(checks.code.passed)} code${checks.code.shape ? ` (${checks.code.shape})` : ''}${checks.code.message ? `: ${checks.code.message}` : ''}`,
+  );
+  for (const example of checks.examples) {
+    const got = example.error ? `${example.error.code}: ${example.error.message}` : JSON.stringify(example.actual);
+    io.err(`${mark(example.passed)} example ${JSON.stringify(example.input)} → ${got}`);
+  }
+  if (answer.repaired) io.err('(the model needed a repair round)');
+  if (out === undefined) io.out(formatDocument(manifest, false).trimEnd());
+  else {
+    mkdirSync(dirname(resolve(out)), { recursive: true });
+    writeFileSync(out, formatDocument(manifest, isYamlFile(out)));
+    io.err(`wrote ${out}`);
+  }
+  return answer.passed;
 }
 
 export async function logs(target: CliTarget, tool: string, limit: number, io: Output): Promise<void> {

@@ -6,17 +6,21 @@
  */
 import { parseArgs } from 'node:util';
 import { ApiError, type CliTarget } from './api-client';
-import { exportTools, importFile, invoke, logs, pull, push, test, type Output } from './commands';
+import { exportTools, generate, importFile, invoke, logs, pull, push, test, type Output } from './commands';
 import { FileError } from './manifest';
 
 const HELP: Record<string, string> = {
-  validate: 'validate <file...>          check tool manifests, TradingGoose files and pi modules offline',
+  validate:
+    'validate <file...>          check tool manifests (JSON or YAML), TradingGoose files and pi modules offline',
   push: 'push <file|dir>             create or update tools from manifests (by name, via toolhost.lock.json)',
-  pull: 'pull [tool] [--dir <dir>]    write the tenant’s tools (or one) as manifests',
+  pull: 'pull [tool] [--dir <dir>] [--yaml]  write the tenant’s tools (or one) as manifests',
   import: 'import <file>               import a TradingGoose file, a pi module or a manifest',
-  export: 'export [tool...]            print the tenant’s tools (or those named) as a TradingGoose file',
+  export: 'export [tool...] [--yaml]   print the tenant’s tools (or those named) as a TradingGoose file',
   invoke: "invoke <tool> [--input '{…}'] invoke a tool and print the Invocation",
-  test: "test <tool> [--input '{…}'] [--version <n>]  dry-run a tool (counted nowhere)",
+  test: "test <tool> [--input '{…}'] [--version <n>]  dry-run a tool (counted nowhere); no --input runs its fixtures",
+  generate:
+    'generate "<description>" [--out <file>] [--example \'{"input":{…},"output":…}\']…  draft a tool with the ' +
+    'server’s language model: the manifest on stdout (or --out, .yaml for YAML), the checks on stderr',
   logs: 'logs <tool> [--limit <n>]    print the tool’s audit log, newest first',
   mcp: 'mcp                         an MCP server on stdio that forwards to the gateway',
 };
@@ -36,7 +40,10 @@ options for commands that reach a server:
 
 class UsageError extends Error {}
 
-const io: Output = { out: (line) => process.stdout.write(`${line}\n`) };
+const io: Output & { err(line: string): void } = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
 
 function targetOf(values: { url?: string; 'gateway-url'?: string; key?: string }): CliTarget {
   const registryUrl = values.url ?? process.env.TOOLHOST_URL ?? 'http://localhost:3001';
@@ -81,6 +88,9 @@ export async function run(argv: string[]): Promise<number> {
       version: { type: 'string' },
       dir: { type: 'string' },
       limit: { type: 'string' },
+      out: { type: 'string' },
+      example: { type: 'string', multiple: true },
+      yaml: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -109,13 +119,13 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     case 'pull':
       if (positionals.length > 1) throw new UsageError('pull takes at most one tool');
-      await pull(targetOf(values), values.dir ?? '.', positionals[0], io);
+      await pull(targetOf(values), values.dir ?? '.', positionals[0], values.yaml === true, io);
       return 0;
     case 'import':
       await importFile(targetOf(values), one('file'), io);
       return 0;
     case 'export':
-      await exportTools(targetOf(values), positionals, io);
+      await exportTools(targetOf(values), positionals, values.yaml === true, io);
       return 0;
     case 'invoke':
       return (await invoke(targetOf(values), one('tool'), jsonOption(values.input, 'input'), io)) ? 0 : 1;
@@ -123,8 +133,18 @@ export async function run(argv: string[]): Promise<number> {
       return (await test(
         targetOf(values),
         one('tool'),
-        jsonOption(values.input, 'input'),
+        values.input === undefined ? undefined : jsonOption(values.input, 'input'),
         integerOption(values.version, 'version'),
+        io,
+      ))
+        ? 0
+        : 1;
+    case 'generate':
+      return (await generate(
+        targetOf(values),
+        one('description (quoted)'),
+        (values.example ?? []).map((example) => jsonOption(example, 'example')),
+        values.out,
         io,
       ))
         ? 0

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 /**
  * A tool manifest: a ToolInput with a stable `name` (how `push` finds the tool again) and, instead of `code`, a
- * `codeFile` beside it when the code lives in its own file. JSON.
+ * `codeFile` beside it when the code lives in its own file. JSON, or YAML in a `.yaml`/`.yml` file (a block scalar
+ * keeps code readable). `fixtures` and `requireFixtures` are ToolInput fields like the others.
  */
 export interface ToolManifest {
   name: string;
@@ -31,11 +33,12 @@ export function readToolFile(path: string): ToolFile {
     throw new FileError(`${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   if (['.js', '.mjs', '.ts'].includes(extname(file))) return { kind: 'pi-module', code: text, file };
+  const yaml = isYamlFile(file);
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = yaml ? parseYaml(text) : JSON.parse(text);
   } catch (error) {
-    throw new FileError(`${path} is not JSON: ${(error as Error).message}`);
+    throw new FileError(`${path} is not ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new FileError(`${path} is not an object`);
   const record = body as Record<string, unknown>;
@@ -60,4 +63,14 @@ function manifestOf(record: Record<string, unknown>, file: string, path: string)
     }
   }
   return { name, input, file };
+}
+
+/** Whether `file` is YAML by its extension (`.yaml`, `.yml`); anything else is read as JSON. */
+export function isYamlFile(file: string): boolean {
+  return ['.yaml', '.yml'].includes(extname(file).toLowerCase());
+}
+
+/** A manifest, export file or draft as text: YAML (code as a block scalar) or indented JSON. */
+export function formatDocument(value: unknown, yaml: boolean): string {
+  return yaml ? stringifyYaml(value, { lineWidth: 0, blockQuote: 'literal' }) : `${JSON.stringify(value, null, 2)}\n`;
 }

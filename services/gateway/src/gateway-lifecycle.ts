@@ -3,7 +3,7 @@ import { ShutdownState } from '@toolhost/observability';
 import { InFlightRequests } from './common/in-flight-requests';
 import type { GatewayConfig } from './gateway.config';
 import { GATEWAY_CONFIG, REPLY_WAITER } from './gateway.tokens';
-import type { ReplyWaiter } from './replies/reply-waiter';
+import type { ReplyWaiter } from '@toolhost/queue';
 
 /** After the drain, how long answers already being written may take before connections are closed. */
 const ANSWER_GRACE_MS = 2_000;

@@ -1,10 +1,12 @@
 import {
   accessLogEnvProperties,
+  quotaEnvProperties,
   commonEnvProperties,
   ConfigError,
   loadConfig,
   type AccessLogConfig,
   type CommonConfig,
+  type QuotaConfig,
   type EnvSchema,
 } from '@toolhost/config';
 import { DEFAULT_RETENTION_COUNT, DEFAULT_RETENTION_S } from '@toolhost/queue';
@@ -15,6 +17,7 @@ export const gatewayEnvSchema = {
   properties: {
     ...commonEnvProperties,
     ...accessLogEnvProperties,
+    ...quotaEnvProperties,
     GATEWAY_PORT: { type: 'integer', default: 3000, minimum: 0, maximum: 65535, description: 'gateway HTTP port' },
     GATEWAY_HOST: { type: 'string', default: '0.0.0.0', description: 'address the gateway listens on' },
     GRPC_PORT: {
@@ -62,43 +65,6 @@ export const gatewayEnvSchema = {
       // A timer cannot wait longer (Node fires it at once past 2^31 - 1 ms).
       maximum: 2_147_483_647,
       description: 'cap on the timeoutMs a caller may ask to wait; a longer timeoutMs waits this long',
-    },
-    RATE_LIMIT_PER_SEC: {
-      type: 'number',
-      default: 2_000,
-      minimum: 0,
-      description: 'invocations per second per tenant (token bucket refill rate), shared by all gateways; 0 = off',
-    },
-    RATE_LIMIT_BURST: { type: 'integer', default: 4_000, minimum: 1, description: 'token bucket size per tenant' },
-    MAX_QUEUED_PER_TENANT: {
-      type: 'integer',
-      // A queue is there to absorb bursts: this bounds Redis memory per tenant (a job is ~1-3 KiB, so 100,000 are
-      // ~0.1-0.3 GiB), not what runs at once — WORKER_CONCURRENCY per worker bounds that, taken fairly across tenants.
-      default: 100_000,
-      minimum: 0,
-      description:
-        "unfinished (queued or running) invocations a tenant may have across all gateways, 429 beyond; also orders the workers' take fairly across tenants; 0 = unlimited (and first-in first-out)",
-    },
-    CONCURRENCY_SLOT_TTL_MS: {
-      type: 'integer',
-      default: 120_000,
-      minimum: 1_000,
-      description:
-        'a concurrency slot still held after this age has its job looked up, and is freed if the job finished or is gone; at least INVOKE_WAIT_MAX_MS',
-    },
-    QUOTA_LEASE_HOLD_MS: {
-      type: 'integer',
-      default: 500,
-      minimum: 10,
-      maximum: 60_000,
-      description: 'rate tokens and concurrency slots a gateway leased and left unused this long go back to Redis',
-    },
-    QUOTA_LEASE_TTL_MS: {
-      type: 'integer',
-      default: 5_000,
-      minimum: 1_000,
-      description:
-        "a gateway's leased concurrency slots expire this long after its last renewal (it renews every fifth of this)",
     },
     TOOL_CACHE_TTL_MS: {
       type: 'integer',
@@ -155,7 +121,7 @@ export const gatewayEnvSchema = {
   },
 } as const satisfies EnvSchema;
 
-export interface GatewayConfig extends CommonConfig, AccessLogConfig {
+export interface GatewayConfig extends CommonConfig, AccessLogConfig, QuotaConfig {
   GATEWAY_PORT: number;
   GATEWAY_HOST: string;
   GRPC_PORT: number;
@@ -165,12 +131,6 @@ export interface GatewayConfig extends CommonConfig, AccessLogConfig {
   ENQUEUE_TIMEOUT_MS: number;
   INVOKE_WAIT_DEFAULT_MS: number;
   INVOKE_WAIT_MAX_MS: number;
-  RATE_LIMIT_PER_SEC: number;
-  RATE_LIMIT_BURST: number;
-  MAX_QUEUED_PER_TENANT: number;
-  CONCURRENCY_SLOT_TTL_MS: number;
-  QUOTA_LEASE_HOLD_MS: number;
-  QUOTA_LEASE_TTL_MS: number;
   TOOL_CACHE_TTL_MS: number;
   AUTH_CACHE_TTL_MS: number;
   REGISTRY_STALE_MS: number;

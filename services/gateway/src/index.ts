@@ -7,7 +7,7 @@ export { serveGateway } from './serve-gateway';
 export { gatewayEnvSchema, loadGatewayConfig, type GatewayConfig } from './gateway.config';
 export type { GatewayParts } from './gateway-parts';
 export { GATEWAY_CONFIG, GATEWAY_ID, INPUT_VALIDATORS, REGISTRY_CLIENT, REPLY_WAITER } from './gateway.tokens';
-export type { PendingReply, ReplyWaiter } from './replies/reply-waiter';
+export type { PendingReply, ReplyWaiter } from '@toolhost/queue';
 export type { RegistryClient } from './registry/registry.client';
 export { RegistryClientModule } from './registry/registry-client.module';
 export { GatewayMetrics } from './metrics/gateway-metrics';

@@ -4,8 +4,10 @@ import {
   commonEnvProperties,
   databaseEnvProperties,
   loadConfig,
+  quotaEnvProperties,
   type AccessLogConfig,
   type CommonConfig,
+  type QuotaConfig,
   type EnvSchema,
 } from '@toolhost/config';
 import { DEFAULT_LIMITS, MAX_API_KEY_LENGTH, type ToolLimitCaps } from '@toolhost/contracts';
@@ -25,6 +27,8 @@ export const registryEnvSchema = {
     ...commonEnvProperties,
     ...accessLogEnvProperties,
     ...databaseEnvProperties,
+    // Dry runs take the tenant's rate tokens and concurrency slots as invocations do.
+    ...quotaEnvProperties,
     // A tool's network is checked against the operator's policy and caps when it is saved.
     ...egressPolicyEnvProperties,
     ...egressLimitEnvProperties,
@@ -95,10 +99,30 @@ export const registryEnvSchema = {
       description:
         'after a short read of outcomes, wait this long for more so one transaction carries many (bounds counter lag)',
     },
+    DRY_RUN_WAIT_MS: {
+      type: 'integer',
+      default: 35_000,
+      minimum: 1_000,
+      description: 'how long the registry waits for a dry run (POST /v1/tools/test, .../{id}/test, fixtures) to finish',
+    },
+    LLM_BASE_URL: {
+      type: 'string',
+      pattern: '^https?://',
+      description: 'OpenAI-compatible endpoint of POST /v1/tools/generate (e.g. https://api.openai.com/v1); unset: 501',
+    },
+    LLM_API_KEY: { type: 'string', minLength: 1, description: 'API key of LLM_BASE_URL' },
+    LLM_MODEL: { type: 'string', minLength: 1, description: 'chat model that writes tool drafts' },
+    LLM_TIMEOUT_MS: {
+      type: 'integer',
+      default: 60_000,
+      minimum: 100,
+      description: 'time one model request may take before generate answers 504 MODEL_TIMEOUT',
+    },
   },
 } as const satisfies EnvSchema;
 
-export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPolicyConfig, EgressLimitConfig {
+export interface RegistryConfig
+  extends CommonConfig, AccessLogConfig, QuotaConfig, EgressPolicyConfig, EgressLimitConfig {
   DATABASE_URL: string;
   REGISTRY_PORT: number;
   REGISTRY_HOST: string;
@@ -114,6 +138,11 @@ export interface RegistryConfig extends CommonConfig, AccessLogConfig, EgressPol
   DATABASE_POOL_SIZE: number;
   OUTCOMES_BATCH_SIZE: number;
   OUTCOMES_LINGER_MS: number;
+  DRY_RUN_WAIT_MS: number;
+  LLM_BASE_URL?: string;
+  LLM_API_KEY?: string;
+  LLM_MODEL?: string;
+  LLM_TIMEOUT_MS: number;
 }
 
 /** Validates `env` against the schema; throws ConfigError listing every bad variable. */

@@ -15,6 +15,12 @@ import { AuthService } from './auth/auth.service';
 import { InternalTokenGuard } from './auth/internal-token.guard';
 import { registryDataSourceOptions } from './database/registry-data-source';
 import { ToolEventsPublisher } from './events/tool-events.publisher';
+import { DryRunQueue } from './dry-runs/dry-run-queue';
+import { DryRunsController } from './dry-runs/dry-runs.controller';
+import { DryRunsService } from './dry-runs/dry-runs.service';
+import { ToolDraftRepository } from './dry-runs/tool-draft.repository';
+import { GenerationController } from './generation/generation.controller';
+import { GenerationService } from './generation/generation.service';
 import { InternalController } from './internal/internal.controller';
 import { InternalService } from './internal/internal.service';
 import { OutcomesRepository } from './outcomes/outcomes.repository';
@@ -51,7 +57,15 @@ export class RegistryModule {
           inject: [DataSource],
         }),
       ],
-      controllers: [TenantsController, ToolsController, TransferController, InternalController],
+      // Before ToolsController: `POST /v1/tools/test` and `/generate` are their routes, not tool ids'.
+      controllers: [
+        TenantsController,
+        DryRunsController,
+        GenerationController,
+        ToolsController,
+        TransferController,
+        InternalController,
+      ],
       providers: [
         { provide: REGISTRY_CONFIG, useValue: config },
         { provide: REGISTRY_SETTINGS, useValue: settings },
@@ -81,6 +95,10 @@ export class RegistryModule {
           inject: [DataSource],
         },
         OutcomesService,
+        DryRunQueue,
+        ToolDraftRepository,
+        DryRunsService,
+        GenerationService,
       ],
     };
   }

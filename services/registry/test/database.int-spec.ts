@@ -29,6 +29,7 @@ it('creates every table', async () => {
     'invocations',
     'migrations',
     'tenants',
+    'tool_drafts',
     'tool_versions',
     'tools',
   ]);
@@ -53,6 +54,7 @@ it('is idempotent, also when several processes migrate at once', async () => {
       'NetworkAllow1796050000000',
       'NetworkLimits1796060000000',
       'TestedOnce1796070000000',
+      'FixturesAndDrafts1796080000000',
     ]);
   } finally {
     await fresh.drop();

@@ -57,6 +57,8 @@ describe('POST /v1/tools and GET /v1/tools/{id}', () => {
       secretNames: ['API_KEY', 'OTHER'],
       allowedTools: [],
       network: null,
+      fixtures: [],
+      requireFixtures: false,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updatedAt: expect.stringMatching(/Z$/),
     };
@@ -240,6 +242,8 @@ describe('versions whole, and rollback', () => {
       secretNames: ['KEY'],
       allowedTools: [],
       network: null,
+      fixtures: [],
+      requireFixtures: false,
     });
     expect(JSON.stringify(v1.body)).not.toContain('sk-version-secret');
     expect((await registry.http.get(`/v1/tools/${id}/versions/2`, alice.key)).body).toMatchObject({

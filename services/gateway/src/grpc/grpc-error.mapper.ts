@@ -40,6 +40,13 @@ const GRPC_STATUS_OF: Readonly<Record<ErrorCode, GrpcStatus>> = {
   BUDGET_EXCEEDED: GrpcStatus.INTERNAL,
   OUTPUT_INVALID: GrpcStatus.INTERNAL,
   SANDBOX_CRASH: GrpcStatus.INTERNAL,
+  // The registry's authoring routes (fixtures, generation); the gateway never answers them, mapped for exhaustiveness.
+  FIXTURES_FAILED: GrpcStatus.FAILED_PRECONDITION,
+  GENERATION_NOT_CONFIGURED: GrpcStatus.UNIMPLEMENTED,
+  MODEL_TIMEOUT: GrpcStatus.DEADLINE_EXCEEDED,
+  MODEL_UNAVAILABLE: GrpcStatus.UNAVAILABLE,
+  MODEL_BAD_OUTPUT: GrpcStatus.UNKNOWN,
+  MODEL_BAD_CODE: GrpcStatus.FAILED_PRECONDITION,
 };
 
 /** HTTP's 413 (an input over its limit, a BAD_REQUEST) is what gRPC answers an oversized message with. */

@@ -6,7 +6,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { ReadinessCheck, ShutdownState } from '@toolhost/observability';
-import { withDeadline } from '../common/deadline';
+import { withDeadline } from '@toolhost/queue';
 import type { HealthCheckRequestMessage, HealthCheckResponseMessage, ServingStatusName } from './tool-runtime.messages';
 
 /** As `/health/ready`: a dependency that has not answered in this long is down. */

@@ -1,10 +1,9 @@
 /* eslint-disable @typescript-eslint/require-await -- the fakes implement async ports synchronously */
 import type { Invocation } from '@toolhost/contracts';
-import type { InvocationJobV1 } from '@toolhost/queue';
+import type { InvocationJobV1, JobSnapshot } from '@toolhost/queue';
 import { GatewayError } from '../errors/gateway.error';
 import { FakeIdempotencyStore } from '../../test/fake-idempotency-store';
 import { claimLeaseMs, IdempotencyKeys, type ClaimOrReplay } from './idempotency-keys';
-import type { JobSnapshot } from './invocation-queue';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const OTHER_TENANT = '33333333-3333-4333-8333-333333333333';

@@ -1,8 +1,7 @@
 import { ErrorCode } from '@toolhost/contracts';
 import { GatewayError } from '../errors/gateway.error';
 import type { IdempotencyRecord, IdempotencyStore } from './idempotency-store';
-import type { JobSnapshot } from './invocation-queue';
-import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
+import { InvocationSnapshotMapper, type JobSnapshot } from '@toolhost/queue';
 import type { InvokeOutcome } from './invoke-outcome';
 
 export interface IdempotencySettings {

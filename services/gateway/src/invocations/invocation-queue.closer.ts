@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { BullmqInvocationQueue } from '../redis/bullmq-invocation-queue.adapter';
+import { BullmqInvocationQueue } from '@toolhost/queue';
 
 /** Closes the queue object with the application; the connection under it is the Redis module's to close. */
 @Injectable()

@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
-import { retention } from '@toolhost/queue';
+import { BullmqInvocationQueue, retention } from '@toolhost/queue';
 import type Redis from 'ioredis';
 import type { GatewayConfig } from '../gateway.config';
 import { GATEWAY_CONFIG, INVOCATION_QUEUE, PRODUCER_CONNECTION } from '../gateway.tokens';
-import { BullmqInvocationQueue } from '../redis/bullmq-invocation-queue.adapter';
 import { InvocationQueueCloser } from './invocation-queue.closer';
 
 /** The BullMQ invocations queue on the producer connection, as the `InvocationQueue` port (and as itself for quotas). */

@@ -1,15 +1,22 @@
 /* eslint-disable @typescript-eslint/require-await -- the fakes implement async ports synchronously */
 import { InputValidatorCache, type Invocation } from '@toolhost/contracts';
-import type { InvocationJobV1 } from '@toolhost/queue';
+import {
+  EnqueueUnconfirmedError,
+  type InvocationJobV1,
+  type InvocationQueue,
+  type JobSnapshot,
+  LOST,
+  type PendingReply,
+  type QuotaDecision,
+  type QuotaStore,
+  type ReplyWaiter,
+} from '@toolhost/queue';
 import type { Principal } from '../auth/principal';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { RegistryClient, RegistryTool } from '../registry/registry.client';
 import { ToolResolver } from '../tools/tool-resolver.service';
-import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 import { InvocationService } from './invocation.service';
-import type { QuotaDecision, QuotaStore } from '../quotas/quota-store';
-import { LOST, type PendingReply, type ReplyWaiter } from '../replies/reply-waiter';
 import { defined } from '../../../../test/support/defined';
 import { FakeIdempotencyStore } from '../../test/fake-idempotency-store';
 import { IdempotencyKeys } from './idempotency-keys';

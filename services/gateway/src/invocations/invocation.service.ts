@@ -12,17 +12,22 @@ import {
   type InvokeRequest,
   type JsonObject,
 } from '@toolhost/contracts';
-import type { InvocationJobV1 } from '@toolhost/queue';
+import {
+  EnqueueUnconfirmedError,
+  type InvocationJobV1,
+  type InvocationQueue,
+  InvocationSnapshotMapper,
+  LOST,
+  type QuotaStore,
+  type ReplyWaiter,
+  quotaRefusal,
+} from '@toolhost/queue';
 import type { Principal } from '../auth/principal';
 import { requireScope } from '../auth/require-scope';
 import { GatewayError } from '../errors/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ResolvedTool, ToolResolver } from '../tools/tool-resolver.service';
-import { EnqueueUnconfirmedError, type InvocationQueue } from './invocation-queue';
-import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 import { parseInvokeRequest } from './invoke-request.parser';
-import type { QuotaStore } from '../quotas/quota-store';
-import { LOST, type ReplyWaiter } from '../replies/reply-waiter';
 import { parseIdempotencyKey, requestFingerprint } from './idempotency-key';
 import type { IdempotencyKeys, KeyClaim } from './idempotency-keys';
 import type { InvokeOutcome } from './invoke-outcome';
@@ -265,9 +270,7 @@ export class InvocationService {
     const decision = await this.guardRedis(() => this.quota.acquire(principal.tenantId, invocationId), NOT_ENQUEUED);
     if (!decision.admitted) {
       this.metrics.limited(decision.reason);
-      const what =
-        decision.reason === 'rate' ? 'is over its rate limit' : 'has as many unfinished invocations as it may queue';
-      throw GatewayError.rateLimited(`tenant ${what}`, decision.retryAfterMs);
+      throw GatewayError.rateLimited(quotaRefusal(decision.reason), decision.retryAfterMs);
     }
     if (claim && !this.idempotency.mayEnqueue(claim)) {
       this.quota.release(principal.tenantId, invocationId);

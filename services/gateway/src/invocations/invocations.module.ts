@@ -23,7 +23,7 @@ import type { GatewayParts } from '../gateway-parts';
 import { ToolResolver } from '../tools/tool-resolver.service';
 import { claimLeaseMs, IdempotencyKeys } from './idempotency-keys';
 import type { IdempotencyStore } from './idempotency-store';
-import type { InvocationQueue } from './invocation-queue';
+import type { InvocationQueue } from '@toolhost/queue';
 import { InvocationQueueModule } from './invocation-queue.module';
 import { InvocationService, type InvocationSettings } from './invocation.service';
 import { InvocationsController } from './invocations.controller';

@@ -1,5 +1,5 @@
 import type { MetricsService } from '@toolhost/observability';
-import type { QuotaLeaseKind } from '../quotas/leasing-quota-store.service';
+import type { QuotaLeaseKind } from '@toolhost/queue';
 
 /**
  * The gateway's metrics, named `toolhost_gateway_*`. Labels stay bounded: outcomes, contract codes, routes.

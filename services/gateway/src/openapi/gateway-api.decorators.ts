@@ -228,7 +228,8 @@ export const ApiTestTool = (): MethodDecorator =>
         'Runs the tool (its current version, or `version`) with `input` exactly as an invocation runs, in the same ' +
         'sandbox with the same limits, and answers the Invocation (result, logs, durationMs, error). Its runs, the ' +
         'ctx.tools calls they make included, count neither as usage nor as failures and never disable a tool; each ' +
-        'is audited as `tool.tested`. A disabled tool can be tested.',
+        'is audited as `tool.tested`. A disabled tool can be tested. An alias of the registry’s ' +
+        '`POST /v1/tools/{id}/test`, which also runs fixtures (no input) and unsaved tools (`POST /v1/tools/test`).',
     }),
     ApiParam({ name: 'id', required: true, description: '`custom_<id>` or the bare id', schema: { type: 'string' } }),
     ApiBody({

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { LeasingQuotaStore } from './leasing-quota-store.service';
+import { LeasingQuotaStore } from '@toolhost/queue';
 
 /** Gives unused tokens and free slots back on shutdown, while the producer connection is still open. */
 @Injectable()

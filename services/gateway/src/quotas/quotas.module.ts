@@ -5,9 +5,7 @@ import { GATEWAY_CONFIG, GATEWAY_ID, PRODUCER_CONNECTION, QUOTA_STORE } from '..
 import { InvocationQueueModule } from '../invocations/invocation-queue.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { GatewayMetricsModule } from '../metrics/gateway-metrics.module';
-import { BullmqInvocationQueue } from '../redis/bullmq-invocation-queue.adapter';
-import { RedisQuotaLeases } from '../redis/redis-quota-leases.adapter';
-import { LeasingQuotaStore } from './leasing-quota-store.service';
+import { BullmqInvocationQueue, LeasingQuotaStore, RedisQuotaLeases } from '@toolhost/queue';
 import { QuotaReturner } from './quota-returner';
 
 /** The per-tenant rate and concurrency quota: leased from Redis in blocks, spent from memory. */

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { Worker } from 'bullmq';
-import { createRedis, INVOCATIONS_QUEUE, retention, type InvocationJobV1 } from '@toolhost/queue';
-import { dropRedisKeys } from '../../../../test/support/redis-keys';
-import { eventually } from '../../test/http';
-import type { QuotaLeases } from '../quotas/quota-leases';
 import {
+  BullmqInvocationQueue,
+  createRedis,
+  type InvocationJobV1,
+  INVOCATIONS_QUEUE,
   LeasingQuotaStore,
   type QuotaLeaseKind,
+  type QuotaLeases,
+  RedisQuotaLeases,
+  retention,
   type UnfinishedInvocations,
-} from '../quotas/leasing-quota-store.service';
-import { BullmqInvocationQueue } from './bullmq-invocation-queue.adapter';
-import { RedisQuotaLeases } from './redis-quota-leases.adapter';
+} from '@toolhost/queue';
+import { dropRedisKeys } from '../../../../test/support/redis-keys';
+import { eventually } from '../../test/http';
 import { defined } from '../../../../test/support/defined';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { RedisReadinessCheck } from '@toolhost/observability';
 import type Redis from 'ioredis';
-import { withDeadline } from '../common/deadline';
+import { withDeadline } from '@toolhost/queue';
 import { PRODUCER_CONNECTION } from '../gateway.tokens';
 import { RedisSubscriber } from './redis-subscriber.adapter';
 

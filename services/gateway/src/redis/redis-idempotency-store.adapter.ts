@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { withDeadline } from '../common/deadline';
+import { withDeadline } from '@toolhost/queue';
 import type { IdempotencyRecord, IdempotencyStore } from '../invocations/idempotency-store';
 
 /**

@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
-import { replyChannel } from '@toolhost/queue';
+import { PubSubReplyWaiter, replyChannel } from '@toolhost/queue';
 import type { GatewayConfig } from '../gateway.config';
 import { GATEWAY_CONFIG, GATEWAY_ID, REPLY_WAITER } from '../gateway.tokens';
 import { InvocationQueueModule } from '../invocations/invocation-queue.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { GatewayMetricsModule } from '../metrics/gateway-metrics.module';
-import { PubSubReplyWaiter } from './pubsub-reply-waiter.service';
 import { ReplyChannelListener } from './reply-channel.listener';
 
 /**

@@ -1,9 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INVOCATION_QUEUE } from '../gateway.tokens';
-import type { InvocationQueue } from '../invocations/invocation-queue';
-import { InvocationSnapshotMapper } from '../invocations/invocation-snapshot.mapper';
+import { type InvocationQueue, InvocationSnapshotMapper, PubSubReplyWaiter } from '@toolhost/queue';
 import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
-import { PubSubReplyWaiter } from './pubsub-reply-waiter.service';
 
 /**
  * Feeds this gateway's reply channel into the waiter, and after every (re)connect of the subscriber reads the job

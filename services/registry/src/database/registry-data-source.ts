@@ -8,6 +8,7 @@ import { PiToolName1796040000000 } from './migrations/1796040000000-pi-tool-name
 import { NetworkAllow1796050000000 } from './migrations/1796050000000-network-allow.migration';
 import { NetworkLimits1796060000000 } from './migrations/1796060000000-network-limits.migration';
 import { TestedOnce1796070000000 } from './migrations/1796070000000-tested-once.migration';
+import { FixturesAndDrafts1796080000000 } from './migrations/1796080000000-fixtures-and-drafts.migration';
 
 /** Every migration, in order. Listed explicitly: no glob, so the build output cannot pick up stale files. */
 export const REGISTRY_MIGRATIONS = [
@@ -19,6 +20,7 @@ export const REGISTRY_MIGRATIONS = [
   NetworkAllow1796050000000,
   NetworkLimits1796060000000,
   TestedOnce1796070000000,
+  FixturesAndDrafts1796080000000,
 ];
 
 /** TypeORM options of the registry. Never `synchronize`: the schema changes only through migrations. */

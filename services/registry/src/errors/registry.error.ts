@@ -26,6 +26,14 @@ export class RegistryError extends Error {
     return new RegistryError(ErrorCode.UNAUTHORIZED, message);
   }
 
+  static unavailable(message: string, details?: Record<string, unknown>): RegistryError {
+    return new RegistryError(ErrorCode.UNAVAILABLE, message, details);
+  }
+
+  static rateLimited(message: string): RegistryError {
+    return new RegistryError(ErrorCode.RATE_LIMITED, message);
+  }
+
   static forbidden(message: string): RegistryError {
     return new RegistryError(ErrorCode.FORBIDDEN, message);
   }

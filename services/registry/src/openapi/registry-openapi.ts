@@ -7,10 +7,15 @@ import {
   createToolBodySchema,
   disableToolBodySchema,
   errorBodyJsonSchema,
+  fixtureSchema,
+  generateToolBodySchema,
   importResultSchema,
+  invocationSchema,
   patchToolBodySchema,
   piModuleImportSchema,
   rollbackToolBodySchema,
+  testDraftBodySchema,
+  testToolBodySchema,
   tradingGooseFileSchema,
   SCOPES,
   type ToolLimitCaps,
@@ -44,6 +49,8 @@ const toolRecordSchema: Schema = {
     'secretNames',
     'allowedTools',
     'network',
+    'fixtures',
+    'requireFixtures',
     'createdAt',
     'updatedAt',
   ],
@@ -77,6 +84,8 @@ const toolRecordSchema: Schema = {
       },
       description: 'The hosts its fetch may reach, in normal form, and the limits it set; null: no network',
     }),
+    fixtures: { type: 'array', items: fixtureSchema, description: 'Named example runs of this version' },
+    requireFixtures: { type: 'boolean', description: 'Changes are refused (409) while the fixtures fail' },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
@@ -94,6 +103,8 @@ const VERSION_FIELDS = [
   'secretNames',
   'allowedTools',
   'network',
+  'fixtures',
+  'requireFixtures',
 ] as const;
 const toolRecordProperties = toolRecordSchema.properties as Record<string, Schema>;
 const toolVersionSchema: Schema = {
@@ -121,6 +132,86 @@ export function registrySchemas(caps: ToolLimitCaps): Record<string, JsonSchemaO
     CreateApiKey: createApiKeyBodySchema,
     DisableTool: disableToolBodySchema,
     RollbackTool: rollbackToolBodySchema,
+    TestTool: testToolBodySchema,
+    TestDraft: testDraftBodySchema,
+    Invocation: invocationSchema,
+    FixtureReport: {
+      type: 'object',
+      required: ['passed', 'fixtures'],
+      properties: {
+        passed: { type: 'boolean' },
+        fixtures: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'passed', 'invocation'],
+            properties: {
+              name: { type: 'string' },
+              passed: { type: 'boolean' },
+              message: { type: 'string', description: 'Why it failed' },
+              invocation: ref('Invocation'),
+            },
+          },
+        },
+      },
+    },
+    GenerateTool: generateToolBodySchema,
+    GeneratedDraft: {
+      type: 'object',
+      required: ['draft', 'checks', 'passed', 'repaired'],
+      properties: {
+        draft: {
+          type: 'object',
+          required: ['title', 'description', 'inputSchema', 'code', 'examples'],
+          properties: {
+            title: { type: 'string' },
+            description: { type: 'string' },
+            inputSchema: { type: 'object' },
+            code: { type: 'string' },
+            examples: {
+              type: 'array',
+              items: { type: 'object', required: ['input'], properties: { input: {}, output: {} } },
+            },
+          },
+        },
+        checks: {
+          type: 'object',
+          required: ['schema', 'code', 'examples'],
+          properties: {
+            schema: {
+              type: 'object',
+              required: ['passed'],
+              properties: { passed: { type: 'boolean' }, message: { type: 'string' } },
+            },
+            code: {
+              type: 'object',
+              required: ['passed'],
+              properties: {
+                passed: { type: 'boolean' },
+                shape: { type: 'string', enum: ['handle', 'body', 'pi'] },
+                message: { type: 'string' },
+              },
+            },
+            examples: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['input', 'passed'],
+                properties: {
+                  input: {},
+                  expected: {},
+                  actual: {},
+                  error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } },
+                  passed: { type: 'boolean' },
+                },
+              },
+            },
+          },
+        },
+        passed: { type: 'boolean', description: 'Every check passed' },
+        repaired: { type: 'boolean', description: 'A repair round was needed' },
+      },
+    },
     VerifyKey: { type: 'object', required: ['key'], properties: { key: { type: 'string' } } },
     ToolList: listOf('ToolRecord'),
     ToolVersionList: listOf('ToolVersionSummary'),

@@ -23,6 +23,14 @@ const ajvByDraft: Record<JsonSchemaDraft, AjvCore> = {
  * object. Returns a message for people, or undefined when the schema is fine.
  */
 export function checkObjectJsonSchema(schema: Record<string, unknown>): string | undefined {
+  return checkJsonSchema(schema, true);
+}
+
+/**
+ * Checks that `schema` is a JSON Schema that compiles (a fixture's expectation: any type). With `objectOnly`, its
+ * `type` must also be "object". Returns a message for people, or undefined when the schema is fine.
+ */
+export function checkJsonSchema(schema: Record<string, unknown>, objectOnly = false): string | undefined {
   const draft = jsonSchemaDraftOf(schema);
   if (!draft) {
     return 'is not a supported JSON Schema: $schema must name draft 2020-12 or draft-07';
@@ -33,7 +41,7 @@ export function checkObjectJsonSchema(schema: Record<string, unknown>): string |
     const where = first?.instancePath ? ` at ${first.instancePath}` : '';
     return `is not a valid JSON Schema (${draft})${where}: ${first?.message ?? 'invalid'}`;
   }
-  if (schema.type !== 'object') {
+  if (objectOnly && schema.type !== 'object') {
     return `must have type "object" (got ${JSON.stringify(schema.type ?? null)})`;
   }
   try {
@@ -45,4 +53,17 @@ export function checkObjectJsonSchema(schema: Record<string, unknown>): string |
     ajv.removeSchema(schema);
   }
   return undefined;
+}
+
+/** Whether `value` satisfies `schema` (already checked with checkJsonSchema); the first problem when it does not. */
+export function matchJsonSchema(schema: Record<string, unknown>, value: unknown): string | undefined {
+  const ajv = ajvByDraft[jsonSchemaDraftOf(schema) ?? '2020-12'];
+  try {
+    const validate = ajv.compile(schema as AnySchemaObject);
+    if (validate(value)) return undefined;
+    const first = validate.errors?.[0];
+    return `result${first?.instancePath ?? ''} ${first?.message ?? 'does not match the schema'}`;
+  } finally {
+    ajv.removeSchema(schema);
+  }
 }

@@ -36,6 +36,8 @@ describe('ToolInputValidator.parseCreate', () => {
       piToolName: null,
       networkAllow: null,
       networkLimits: null,
+      fixtures: [],
+      requireFixtures: false,
     });
     expect(secrets).toEqual({});
   });
@@ -297,5 +299,48 @@ describe('network limits', () => {
     const patch = withCaps.parsePatch({ network: { allow: ['api.example.com'], maxConcurrent: 2 } });
     expect(patch.fields).toEqual({ networkAllow: ['api.example.com'], networkLimits: { maxConcurrent: 2 } });
     expect(withCaps.parsePatch({ network: { allow: ['api.example.com'] } }).fields.networkLimits).toBeNull();
+  });
+});
+
+describe('ToolInputValidator: fixtures', () => {
+  const paths = (body: unknown): string[] => validator.checkCreate(body).problems.map((problem) => problem.path);
+
+  it('keeps fixtures and requireFixtures, and patches them as fields', () => {
+    const fixtures = [
+      { name: 'sum', input: { a: 1, b: 2 }, expect: { value: { sum: 3 } } },
+      { name: 'shape', input: { a: 1, b: 2 }, expect: { schema: { type: 'object', required: ['sum'] } } },
+      { name: 'bad', input: { a: 'x', b: 2 }, expect: { error: 'VALIDATION_FAILED' } },
+    ];
+    const { fields } = validator.parseCreate({ ...base, fixtures, requireFixtures: true });
+    expect(fields).toMatchObject({ fixtures, requireFixtures: true });
+    expect(validator.parsePatch({ fixtures: [], requireFixtures: false })).toMatchObject({
+      fields: { fixtures: [], requireFixtures: false },
+      changed: ['fixtures', 'requireFixtures'],
+    });
+  });
+
+  it('names a duplicate name, a schema that does not compile, an unknown error code, and two expectations', () => {
+    expect(
+      paths({
+        ...base,
+        fixtures: [
+          { name: 'a', input: {}, expect: { error: 'NOPE' } },
+          { name: 'a', input: {}, expect: { schema: { type: 'nope' } } },
+          { name: 'b', input: {}, expect: { value: 1, error: 'TIMEOUT' } },
+        ],
+      }),
+    ).toEqual(
+      expect.arrayContaining([
+        '/fixtures/0/expect/error',
+        '/fixtures/1/name',
+        '/fixtures/1/expect/schema',
+        '/fixtures/2/expect',
+      ]),
+    );
+  });
+
+  it('refuses requireFixtures without a fixture', () => {
+    expect(paths({ ...base, requireFixtures: true })).toEqual(['/requireFixtures']);
+    expect(paths({ ...base, requireFixtures: true, fixtures: [] })).toEqual(['/requireFixtures']);
   });
 });

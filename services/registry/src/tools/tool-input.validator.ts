@@ -1,6 +1,8 @@
 import {
   createToolBodySchema,
   DEFAULT_LIMITS,
+  ErrorCode,
+  type ToolFixture,
   patchToolBodySchema,
   type JsonObject,
   type OpenAiFunctionSchema,
@@ -13,7 +15,7 @@ import { detectShape } from '@toolhost/sandbox';
 import { RegistryError, type FieldProblem } from '../errors/registry.error';
 import { BodyValidator, type BodyCheck } from '../validation/body-validator';
 import { checkCodeSyntax, codeTooLarge } from './code-syntax.checker';
-import { checkObjectJsonSchema } from './json-schema.checker';
+import { checkJsonSchema, checkObjectJsonSchema } from './json-schema.checker';
 import { normalizeTitle } from './normalize-title';
 
 /** The stored, non-secret fields of a tool version: the record's, but `allowedTools` keeps "none set" apart. */
@@ -29,6 +31,9 @@ export type ToolVersionFields = Pick<
   networkAllow: string[] | null;
   /** The limits `network` sets (maxRequests, maxConcurrent, maxResponseBytes, timeoutMs); null: none, or no network. */
   networkLimits: ToolNetworkLimits | null;
+  /** Named example runs; [] when none. */
+  fixtures: ToolFixture[];
+  requireFixtures: boolean;
 };
 
 /** What a pi module's ToolInput may leave out, for its registerTool call to give. */
@@ -73,7 +78,14 @@ interface RawToolBody {
   allowedTools?: string[] | null;
   // Read only as far as it has the right shape: the schema check names what is wrong with it.
   network?: ({ allow?: unknown } & ToolNetworkLimits) | null;
+  fixtures?: ToolFixture[];
+  requireFixtures?: boolean;
 }
+
+/** A tool that must pass its fixtures needs some: otherwise every change would pass unchecked. */
+export const NO_FIXTURES = 'needs at least one fixture (requireFixtures is true)';
+
+const KNOWN_CODES = new Set<string>(Object.values(ErrorCode));
 
 /** Any operator policy lets a tool list nothing; a validator without one (tests) refuses every host. */
 const NO_NETWORK: OperatorPolicy = { toolHosts: false, allow: [], deny: [] };
@@ -111,6 +123,9 @@ export class ToolInputValidator {
     const form = resolveForm(raw, problems, true);
     checkContent(raw, form, problems);
     const networkAllow = checkNetwork(raw, this.operator, problems);
+    if (raw.requireFixtures === true && (raw.fixtures ?? []).length === 0) {
+      problems.push({ path: '/requireFixtures', message: NO_FIXTURES });
+    }
     const all = mergeProblems(checked, problems);
     if (all.length > 0) return { problems: all, unknownField: checked.unknownField };
     const fields: ToolVersionFields = {
@@ -125,6 +140,8 @@ export class ToolInputValidator {
       piToolName: null,
       networkAllow: networkAllow ?? null,
       networkLimits: networkLimitsOf(raw),
+      fixtures: raw.fixtures ?? [],
+      requireFixtures: raw.requireFixtures ?? false,
     };
     return {
       problems: [],
@@ -155,6 +172,8 @@ export class ToolInputValidator {
       fields.networkAllow = networkAllow ?? null;
       fields.networkLimits = networkLimitsOf(raw);
     }
+    if (raw.fixtures !== undefined) fields.fixtures = raw.fixtures;
+    if (raw.requireFixtures !== undefined) fields.requireFixtures = raw.requireFixtures;
     const changed = Object.keys(fields)
       .filter((name) => name !== 'networkLimits')
       .map((name) => (name === 'networkAllow' ? 'network' : name));
@@ -266,6 +285,7 @@ function resolveForm(raw: RawToolBody, problems: FieldProblem[], required: boole
 }
 
 function checkContent(raw: RawToolBody, form: ResolvedForm, problems: FieldProblem[]): void {
+  if (Array.isArray(raw.fixtures)) checkFixtures(raw.fixtures, problems);
   if (isObject(form.inputSchema)) {
     const message = checkObjectJsonSchema(form.inputSchema);
     if (message) problems.push({ path: form.inputSchemaPath, message });
@@ -293,4 +313,26 @@ function checkContent(raw: RawToolBody, form: ResolvedForm, problems: FieldProbl
       }
     }
   }
+}
+
+/** What a schema cannot say of fixtures: unique names, expectation schemas that compile, error codes that exist. */
+function checkFixtures(fixtures: ToolFixture[], problems: FieldProblem[]): void {
+  const seen = new Set<string>();
+  fixtures.forEach((fixture, index) => {
+    if (!isObject(fixture)) return;
+    if (typeof fixture.name === 'string') {
+      if (seen.has(fixture.name))
+        problems.push({ path: `/fixtures/${index}/name`, message: 'is used by another fixture' });
+      seen.add(fixture.name);
+    }
+    const expect: unknown = fixture.expect;
+    if (!isObject(expect)) return;
+    if (isObject(expect.schema)) {
+      const message = checkJsonSchema(expect.schema);
+      if (message) problems.push({ path: `/fixtures/${index}/expect/schema`, message });
+    }
+    if (typeof expect.error === 'string' && !KNOWN_CODES.has(expect.error)) {
+      problems.push({ path: `/fixtures/${index}/expect/error`, message: 'is not a known error code' });
+    }
+  });
 }

@@ -3,6 +3,7 @@ import {
   type InternalToolRecord,
   type InternalToolVersion,
   type JsonObject,
+  type ToolFixture,
   type ToolNetwork,
   type ToolRecord,
   type ToolVersionRecord,
@@ -37,6 +38,8 @@ export function toToolRecord(tool: ToolEntity, version: ToolVersionEntity): Tool
     secretNames: [...version.secretNames],
     allowedTools: version.allowedTools ? [...version.allowedTools] : [],
     network: networkOf(version),
+    fixtures: fixturesOf(version),
+    requireFixtures: version.requireFixtures,
     createdAt: tool.createdAt.toISOString(),
     updatedAt: tool.updatedAt.toISOString(),
   };
@@ -72,6 +75,9 @@ export function toInternalToolVersion(
   };
 }
 
+// Fixtures were validated as ToolFixture[] on the way in and come back from jsonb.
+export const fixturesOf = (version: ToolVersionEntity): ToolFixture[] => version.fixtures as ToolFixture[];
+
 /** `network` as the tool gave it: its hosts and the limits it set; null: no network. */
 function networkOf(version: ToolVersionEntity): ToolNetwork | null {
   if (version.networkAllow === null) return null;
@@ -98,5 +104,7 @@ export function toToolVersionRecord(version: ToolVersionEntity): ToolVersionReco
     secretNames: [...version.secretNames],
     allowedTools: version.allowedTools ? [...version.allowedTools] : [],
     network: networkOf(version),
+    fixtures: fixturesOf(version),
+    requireFixtures: version.requireFixtures,
   };
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ToolRecord, ToolVersionRecord, ToolVersionSummary } from '@toolhost/contracts';
-import { ApiErrors, schemaRef } from '@toolhost/observability';
+import { ApiError, ApiErrors, schemaRef } from '@toolhost/observability';
 import type { AuditItem } from '../audit/audit-event';
 import { Access } from '../auth/access.decorator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
@@ -10,6 +10,8 @@ import type { TenantPrincipal } from '../auth/principal';
 import { ToolIdPipe } from './tool-id.pipe';
 import { ToolsService } from './tools.service';
 
+const FIXTURES_FAILED =
+  'The tool has requireFixtures and the version fails its fixtures (FIXTURES_FAILED); `details.failing` names them';
 const TOOL_ID = { name: 'id', schema: { type: 'string', format: 'uuid' } } as const;
 const tenantKey = (scope: string): MethodDecorator & ClassDecorator => ApiSecurity('tenantKey', [scope]);
 const record = (status: number, description: string): MethodDecorator & ClassDecorator =>
@@ -64,6 +66,7 @@ export class ToolsController {
   @ApiBody({ required: true, schema: schemaRef('ToolPatch') })
   @record(200, 'The tool record')
   @ApiErrors(400, 401, 403, 404, 413)
+  @ApiError(409, FIXTURES_FAILED)
   @Patch(':id')
   @Access({ scope: 'tools:write' })
   update(
@@ -108,6 +111,7 @@ export class ToolsController {
   @ApiParam(TOOL_ID)
   @record(200, 'The tool record')
   @ApiErrors(401, 403, 404)
+  @ApiError(409, FIXTURES_FAILED)
   @Post(':id/enable')
   @HttpCode(200)
   @Access({ scope: 'tools:write' })

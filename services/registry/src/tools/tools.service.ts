@@ -13,6 +13,7 @@ import type { AuditItem } from '../audit/audit-event';
 import { AuditRepository } from '../audit/audit.repository';
 import type { TenantPrincipal } from '../auth/principal';
 import { RegistryError } from '../errors/registry.error';
+import { DryRunsService } from '../dry-runs/dry-runs.service';
 import { ToolEventsPublisher } from '../events/tool-events.publisher';
 import { toolLimitCapsOf, type RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
@@ -21,8 +22,8 @@ import { isUuid } from '../validation/is-uuid';
 import { PiModuleInspector } from './pi-module.inspector';
 import { PiToolInput } from './pi-tool-input';
 import { SecretBox } from './secret-box';
-import { ToolInputValidator, type ToolVersionFields } from './tool-input.validator';
-import { toToolRecord, toToolVersionRecord } from './tool-record.mapper';
+import { NO_FIXTURES, ToolInputValidator, type ParsedPatch, type ToolVersionFields } from './tool-input.validator';
+import { fixturesOf, toToolRecord, toToolVersionRecord } from './tool-record.mapper';
 import type { NewToolVersionRow } from './tool-version-row';
 import type { ToolVersionEntity } from '../database/entities';
 import { ToolRepository, type CurrentTool } from './tool.repository';
@@ -48,6 +49,7 @@ export class ToolsService {
     private readonly secretBox: SecretBox,
     private readonly events: ToolEventsPublisher,
     piModules: PiModuleInspector,
+    private readonly dryRuns: DryRunsService,
   ) {
     this.input = new ToolInputValidator(toolLimitCapsOf(config), operatorPolicyOf(config));
     this.piInput = new PiToolInput(piModules, this.input);
@@ -84,21 +86,24 @@ export class ToolsService {
     return toToolRecord(found.tool, found.version);
   }
 
-  /** A new immutable version from the current one and the patch; secrets merge (null removes a name). */
+  /**
+   * A new immutable version from the current one and the patch; secrets merge (null removes a name). With
+   * `requireFixtures`, the new version runs its fixtures first (as a draft) and is refused (409) when one fails.
+   */
   async update(caller: TenantPrincipal, id: string, body: unknown): Promise<ToolRecord> {
     if (!isUuid(id)) throw RegistryError.toolNotFound();
     const patch = this.input.parsePatch(body);
-    const updated = await this.tools.addVersion(caller.tenantId, id, (current, next) => {
-      const fields: ToolVersionFields = { ...fieldsOf(current.version), ...patch.fields };
-      let secrets = this.currentSecrets(current);
-      if (patch.secrets) {
-        const merged = new Map(Object.entries(secrets));
-        for (const [name, value] of Object.entries(patch.secrets)) {
-          if (value === null) merged.delete(name);
-          else merged.set(name, value);
-        }
-        secrets = Object.fromEntries(merged);
+    const before = await this.tools.findCurrent(caller.tenantId, id);
+    if (!before) throw RegistryError.toolNotFound();
+    const planned = this.patched(before, patch);
+    if (planned.fields.requireFixtures) {
+      if (planned.fields.fixtures.length === 0) {
+        throw RegistryError.invalidBody([{ path: '/requireFixtures', message: NO_FIXTURES }]);
       }
+      await this.dryRuns.assertDraftPasses(caller.tenantId, planned.fields, planned.secrets);
+    }
+    const updated = await this.tools.addVersion(caller.tenantId, id, (current, next) => {
+      const { fields, secrets } = this.patched(current, patch);
       const row = this.versionRow(fields, secrets, id, next);
       return {
         row,
@@ -111,6 +116,24 @@ export class ToolsService {
     });
     if (!updated) throw RegistryError.toolNotFound();
     return this.announce(updated);
+  }
+
+  /** The current version with the patch applied: the fields and secrets of the next version. */
+  private patched(
+    current: CurrentTool,
+    patch: ParsedPatch,
+  ): { fields: ToolVersionFields; secrets: Record<string, string> } {
+    const fields: ToolVersionFields = { ...fieldsOf(current.version), ...patch.fields };
+    let secrets = this.currentSecrets(current);
+    if (patch.secrets) {
+      const merged = new Map(Object.entries(secrets));
+      for (const [name, value] of Object.entries(patch.secrets)) {
+        if (value === null) merged.delete(name);
+        else merged.set(name, value);
+      }
+      secrets = Object.fromEntries(merged);
+    }
+    return { fields, secrets };
   }
 
   /**
@@ -182,9 +205,17 @@ export class ToolsService {
     return this.announce(changed);
   }
 
-  /** Re-activates the tool and resets its consecutive failure count, so it gets three fresh tries. */
+  /**
+   * Re-activates the tool and resets its consecutive failure count, so it gets three fresh tries. With
+   * `requireFixtures`, the current version's fixtures must pass first (409 naming those that fail).
+   */
   async enable(caller: TenantPrincipal, id: string): Promise<ToolRecord> {
     if (!isUuid(id)) throw RegistryError.toolNotFound();
+    const current = await this.tools.findCurrent(caller.tenantId, id);
+    if (!current) throw RegistryError.toolNotFound();
+    if (current.version.requireFixtures) {
+      await this.dryRuns.assertSavedPasses(caller.tenantId, id, current.version.version);
+    }
     const changed = await this.tools.setStatus(
       caller.tenantId,
       id,
@@ -264,6 +295,8 @@ function fieldsOf(version: ToolVersionEntity): ToolVersionFields {
     piToolName: version.piToolName,
     networkAllow: version.networkAllow,
     networkLimits: version.networkLimits,
+    fixtures: fixturesOf(version),
+    requireFixtures: version.requireFixtures,
   };
 }
 

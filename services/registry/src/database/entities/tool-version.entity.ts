@@ -61,6 +61,14 @@ export class ToolVersionEntity {
   @Column({ name: 'network_limits', type: 'jsonb', nullable: true })
   networkLimits!: ToolNetworkLimits | null;
 
+  /** Named example runs of this version (ToolFixture[], validated on save). */
+  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" })
+  fixtures!: JsonObjectColumn[];
+
+  /** Changes of the tool are refused while this version's fixtures fail. */
+  @Column({ name: 'require_fixtures', type: 'boolean', default: false })
+  requireFixtures!: boolean;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 }

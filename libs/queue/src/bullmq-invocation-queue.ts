@@ -1,8 +1,10 @@
 import { Job, Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { INVOCATIONS_QUEUE, invocationJobOptions, type InvocationJobV1, type Retention } from '@toolhost/queue';
-import { withDeadline } from '../common/deadline';
-import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from '../invocations/invocation-queue';
+import { invocationJobOptions, type Retention } from './job-options';
+import { INVOCATIONS_QUEUE } from './names';
+import type { InvocationJobV1 } from './payloads';
+import { withDeadline } from './deadline';
+import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 
 /** BullMQ job name of an invocation (workers read `job.data`, the name is for people looking at the queue). */
 export const INVOKE_JOB_NAME = 'invoke';

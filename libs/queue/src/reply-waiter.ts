@@ -28,3 +28,8 @@ export interface ReplyWaiter {
   /** Answers every current waiter within `graceMs` (with undefined if its reply has not come). */
   drain(graceMs: number): Promise<void>;
 }
+
+/** What a reply waiter reports: how many requests wait now (a gauge in the process's metrics). */
+export interface ReplyWaiterMetrics {
+  setWaiters(count: number): void;
+}

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
-import { withDeadline } from '../common/deadline';
-import type { LeaseGrant, LeaseRequest, QuotaLeases } from '../quotas/quota-leases';
+import { withDeadline } from './deadline';
+import type { LeaseGrant, LeaseRequest, QuotaLeases } from './quota-leases';
 
 /**
  * Leases a block of rate tokens and concurrency slots to one gateway in one round trip, atomic across every

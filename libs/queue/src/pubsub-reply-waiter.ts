@@ -1,6 +1,6 @@
 import type { Invocation } from '@toolhost/contracts';
-import type { ReplyMessage } from '@toolhost/queue';
-import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { ReplyMessage } from './payloads';
+import type { ReplyWaiterMetrics } from './reply-waiter';
 import { LOST, type PendingReply, type ReplyWaiter } from './reply-waiter';
 
 interface Entry {
@@ -48,7 +48,7 @@ export class PubSubReplyWaiter implements ReplyWaiter {
 
   constructor(
     readonly replyTo: string,
-    private readonly metrics: GatewayMetrics,
+    private readonly metrics: ReplyWaiterMetrics,
     private readonly entryTtlMs: number,
   ) {
     this.sweeper = setInterval(() => this.sweep(), Math.min(entryTtlMs, 10_000));

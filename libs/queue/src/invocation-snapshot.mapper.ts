@@ -1,5 +1,5 @@
 import { ErrorCode, isFinishedInvocation, toolNameOf, type Invocation } from '@toolhost/contracts';
-import { LOST } from '../replies/reply-waiter';
+import { LOST } from './reply-waiter';
 import type { JobSnapshot } from './invocation-queue';
 
 /** Job record → the Invocation `GET /v1/invocations/{id}` answers (the worker protocol's state mapping). */

@@ -1,9 +1,9 @@
 import type { Invocation } from '@toolhost/contracts';
-import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import { PubSubReplyWaiter } from './pubsub-reply-waiter.service';
+import type { ReplyWaiterMetrics } from './reply-waiter';
+import { PubSubReplyWaiter } from './pubsub-reply-waiter';
 import { LOST } from './reply-waiter';
 
-const metrics = { setWaiters: jest.fn() } as unknown as GatewayMetrics;
+const metrics = { setWaiters: jest.fn() } as unknown as ReplyWaiterMetrics;
 const invocation = (id: string): Invocation => ({ id, tool: 'custom_t', toolId: 't', version: 1, status: 'succeeded' });
 const reply = (id: string): string => JSON.stringify({ invocationId: id, invocation: invocation(id) });
 

@@ -1,4 +1,4 @@
-import type { InvocationJobV1 } from '@toolhost/queue';
+import type { InvocationJobV1 } from './payloads';
 import type { JobSnapshot, JobState } from './invocation-queue';
 import { InvocationSnapshotMapper } from './invocation-snapshot.mapper';
 

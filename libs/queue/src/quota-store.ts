@@ -1,7 +1,14 @@
 /** The answer of a quota check: admitted, or refused with how long to wait. */
 export type QuotaDecision = { admitted: true } | { admitted: false; reason: 'rate' | 'queued'; retryAfterMs: number };
 
-/** Per-tenant rate limit and concurrency quota, shared by every gateway instance. */
+/** What a refused caller is told (the gateway's invocations and the registry's dry runs alike). */
+export function quotaRefusal(reason: 'rate' | 'queued'): string {
+  return reason === 'rate'
+    ? 'tenant is over its rate limit'
+    : 'tenant has as many unfinished invocations as it may queue';
+}
+
+/** Per-tenant rate limit and cap on unfinished invocations, shared by every gateway (and the registry). */
 export interface QuotaStore {
   /** Takes a token and a concurrency slot for `invocationId`, or neither. */
   acquire(tenantId: string, invocationId: string): Promise<QuotaDecision>;

@@ -1,4 +1,4 @@
-import type { InvocationJobV1 } from '@toolhost/queue';
+import type { InvocationJobV1 } from './payloads';
 
 /** BullMQ job states, as the queue reports them. */
 export type JobState =
