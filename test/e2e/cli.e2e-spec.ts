@@ -159,7 +159,7 @@ describe('toolhost CLI (e2e)', () => {
     expect(unauthorized.stderr).not.toMatch(/\n\s+at /);
     const usage = await cli(['invoke']);
     expect(usage.code).toBe(2);
-    expect((await cli(['invoke', '--help'])).stdout).toMatch(/^usage: toolhost invoke <tool>/);
+    expect((await cli(['invoke', '--help'])).stdout).toMatch(/^Usage: toolhost invoke \[options\] <tool>/);
   });
 
   it('generate writes a checked draft as a YAML manifest; push takes YAML; test runs its fixtures', async () => {
@@ -200,7 +200,7 @@ describe('toolhost CLI (e2e)', () => {
     expect(failing.stderr).toMatch(/^FAIL example /m);
     expect(JSON.parse(failing.stdout)).toMatchObject({ title: 'CAGR Calculator' });
     expect(model.requests.at(-2)?.messages[1]?.content).toContain('"startValue": 1');
-    expect((await cli(['generate', '--help'])).stdout).toMatch(/^usage: toolhost generate "<description>"/);
+    expect((await cli(['generate', '--help'])).stdout).toMatch(/^Usage: toolhost generate \[options\] <description>/);
   });
 
   it('import and export a TradingGoose file', async () => {
