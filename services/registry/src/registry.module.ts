@@ -17,6 +17,9 @@ import { registryDataSourceOptions } from './database/registry-data-source';
 import { ToolEventsPublisher } from './events/tool-events.publisher';
 import { InternalController } from './internal/internal.controller';
 import { InternalService } from './internal/internal.service';
+import { InvocationLogController } from './invocations/invocation-log.controller';
+import { InvocationLogRepository } from './invocations/invocation-log.repository';
+import { InvocationLogService } from './invocations/invocation-log.service';
 import { OutcomesRepository } from './outcomes/outcomes.repository';
 import { OutcomesService } from './outcomes/outcomes.service';
 import { RegistryLifecycle } from './registry-lifecycle';
@@ -51,7 +54,13 @@ export class RegistryModule {
           inject: [DataSource],
         }),
       ],
-      controllers: [TenantsController, ToolsController, TransferController, InternalController],
+      controllers: [
+        TenantsController,
+        ToolsController,
+        InvocationLogController,
+        TransferController,
+        InternalController,
+      ],
       providers: [
         { provide: REGISTRY_CONFIG, useValue: config },
         { provide: REGISTRY_SETTINGS, useValue: settings },
@@ -74,6 +83,8 @@ export class RegistryModule {
         ToolsService,
         TransferService,
         InternalService,
+        InvocationLogRepository,
+        InvocationLogService,
         ToolEventsPublisher,
         {
           provide: OutcomesRepository,
