@@ -1,6 +1,6 @@
 // The console's shell: the API key prompt (kept in session storage only), navigation, and the routes.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useErrorBoundary, useState } from 'preact/hooks';
 import { api, apiKey, ApiError, errorText } from './api';
 import { navigate, onLinkClick, usePath } from './router';
 import { ToolDetail } from './tool-detail';
@@ -75,6 +75,22 @@ function EditTool({ id }: { id: string }) {
   return tool ? <ToolForm key={`${tool.id}-${tool.version}`} record={tool} /> : <p aria-live="polite">Loading…</p>;
 }
 
+/** A page that throws shows what went wrong instead of leaving the console blank. */
+function Guarded({ path }: { path: string }) {
+  const [error, reset] = useErrorBoundary() as [unknown, () => void];
+  if (error) {
+    return (
+      <div class="error" role="alert">
+        <p>This page failed: {errorText(error)}</p>
+        <button type="button" onClick={reset}>
+          Try again
+        </button>
+      </div>
+    );
+  }
+  return <Page path={path} />;
+}
+
 function Page({ path }: { path: string }) {
   const edit = /^\/tools\/([^/]+)\/edit$/.exec(path);
   if (edit?.[1]) return <EditTool id={edit[1]} />;
@@ -140,7 +156,7 @@ function App() {
         </button>
       </header>
       <main id="main">
-        <Page path={path} />
+        <Guarded key={path} path={path} />
       </main>
     </>
   );

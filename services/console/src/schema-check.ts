@@ -1,9 +1,9 @@
 // Checks an input schema as the user types, with the rules the server applies on save (CONTRACT.md): valid JSON, a
-// valid JSON Schema (draft 2020-12 or draft-07, meta-validated by ajv as the server does), `type: "object"`.
-import Ajv2020 from 'ajv/dist/2020';
+// valid JSON Schema (draft 2020-12 or draft-07, meta-validated with ajv's validator of the 2020-12 meta-schema, as
+// the server meta-validates), `type: "object"`.
+import validateMetaSchema from 'virtual:json-schema-meta-validator';
 import type { FieldProblem } from './api';
 
-const ajv = new Ajv2020({ strict: false, validateFormats: false });
 const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
 
 export function checkInputSchema(text: string): { schema?: Record<string, unknown>; problems: FieldProblem[] } {
@@ -23,8 +23,8 @@ export function checkInputSchema(text: string): { schema?: Record<string, unknow
   // what they usually hold, so only `$schema` is set aside here.
   const { $schema, ...rest } = schema;
   const candidate = typeof $schema === 'string' && $schema.startsWith(DRAFT_07) ? rest : schema;
-  if (!ajv.validateSchema(candidate)) {
-    for (const error of ajv.errors ?? []) {
+  if (!validateMetaSchema(candidate)) {
+    for (const error of validateMetaSchema.errors ?? []) {
       problems.push({ path: error.instancePath || '', message: error.message ?? 'is not valid' });
     }
   }
