@@ -124,7 +124,9 @@ function App() {
   const path = usePath();
   // Focus the page's heading after navigation, so keyboard and screen reader users land on the new content.
   useEffect(() => {
-    document.querySelector<HTMLElement>('main h1')?.focus();
+    const heading = document.querySelector<HTMLElement>('main h1');
+    heading?.setAttribute('tabindex', '-1');
+    heading?.focus();
   }, [path]);
   if (!hasKey) return <KeyPrompt onKey={() => setHasKey(true)} />;
   const signOut = (): void => {

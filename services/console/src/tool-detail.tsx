@@ -2,12 +2,12 @@
 // audit log, delete.
 import type { ComponentChild } from 'preact';
 import { useEffect, useId, useState } from 'preact/hooks';
-import { api, errorText } from './api';
+import { api, ApiError, errorText } from './api';
 import { lineDiff } from './line-diff';
 import { navigate, onLinkClick } from './router';
 import { TestPanel } from './test-panel';
 import type { AuditItem, InvocationLogItem, Page, ToolRecord, ToolVersion } from './types';
-import { CopyButton, ErrorMessage } from './widgets';
+import { CopyButton, ErrorMessage, Problems } from './widgets';
 
 export function ToolDetail({ id }: { id: string }) {
   const [tool, setTool] = useState<ToolRecord | null>(null);
@@ -94,15 +94,22 @@ function StatusPanel({ tool, onChange }: { tool: ToolRecord; onChange: () => voi
   const uid = useId();
   const [reason, setReason] = useState('');
   const [error, setError] = useState<string | null>(null);
+  const [failing, setFailing] = useState<{ name: string; message: string }[]>([]);
   const [busy, setBusy] = useState(false);
   const act = async (path: string, body?: unknown): Promise<void> => {
     setBusy(true);
     setError(null);
+    setFailing([]);
     try {
       await api('POST', path, body);
       onChange();
     } catch (failure) {
       setError(errorText(failure));
+      // 409 FIXTURES_FAILED: a tool that requires its fixtures is not enabled while they fail.
+      if (failure instanceof ApiError) {
+        const list = (failure.details as { failing?: unknown } | null)?.failing;
+        if (Array.isArray(list)) setFailing(list as { name: string; message: string }[]);
+      }
     } finally {
       setBusy(false);
     }
@@ -123,6 +130,7 @@ function StatusPanel({ tool, onChange }: { tool: ToolRecord; onChange: () => voi
           Re-enable
         </button>
         <ErrorMessage error={error} />
+        <Problems problems={failing.map((f) => ({ path: `fixture “${f.name}”`, message: f.message }))} />
       </section>
     );
   }
