@@ -311,6 +311,37 @@ describe('the console', () => {
       await alert.getByText(new RegExp(name)).first().waitFor();
   });
 
+  it('names every control and opens a tool from the list with the keyboard alone', async () => {
+    // A control's accessible name: its <label>s, aria-label(ledby), or a button's text.
+    const unnamed = `[...document.querySelectorAll('input, select, textarea, button, [contenteditable="true"]')]
+      .filter((el) => !(el.labels?.length || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')
+        || (el.tagName === 'BUTTON' && el.textContent.trim())))
+      .map((el) => el.outerHTML.slice(0, 120))`;
+    for (const path of [
+      '/console',
+      `/console/tools/${greeterId}`,
+      `/console/tools/${greeterId}/edit`,
+      '/console/new',
+      '/console/wizard',
+      '/console/transfer',
+    ]) {
+      await page.goto(stack.registryUrl + path);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      expect({ path, unnamed: await page.evaluate(unnamed) }).toEqual({ path, unnamed: [] });
+    }
+
+    await page.goto(`${stack.registryUrl}/console`);
+    await card('Greeter').waitFor();
+    // Tab from the top of the page until the Greeter link has focus, then Enter.
+    for (let i = 0; i < 30; i++) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate('document.activeElement?.textContent')) === 'Greeter') break;
+    }
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Greeter', exact: true }).waitFor();
+    expect(page.url()).toBe(`${stack.registryUrl}/console/tools/${greeterId}`);
+  });
+
   it('is usable on a 390-pixel-wide phone screen: no page wider than the screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {

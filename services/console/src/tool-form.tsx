@@ -89,7 +89,10 @@ export function ToolForm({ record, draft }: { record?: ToolRecord; draft?: ToolD
 
   /** The whole ToolInput as the form holds it (create, and a dry run of the unsaved tool). */
   const toolInput = (): Record<string, unknown> => {
-    const secrets = Object.fromEntries(newSecrets.filter((s) => s.name).map((s) => [s.name, s.value]));
+    const secrets = {
+      ...Object.fromEntries(Object.entries(secretValues).filter(([, value]) => value)),
+      ...Object.fromEntries(newSecrets.filter((s) => s.name).map((s) => [s.name, s.value])),
+    };
     const body: Record<string, unknown> = {
       title,
       description,
@@ -391,10 +394,18 @@ export function ToolForm({ record, draft }: { record?: ToolRecord; draft?: ToolD
           )}
         </div>
       </form>
-      <TestPanel
-        target={{ kind: 'unsaved', tool: toolInput }}
-        schema={schemaCheck.problems.length === 0 ? (schemaCheck.schema as JsonObject) : undefined}
-      />
+      <div>
+        {record && record.secretNames.length > 0 && (
+          <p class="hint">
+            The test panel runs the form as it is, as an unsaved tool: with the secrets typed above only, since stored
+            secret values are never sent back. Test the saved tool from its page.
+          </p>
+        )}
+        <TestPanel
+          target={{ kind: 'unsaved', tool: toolInput }}
+          schema={schemaCheck.problems.length === 0 ? (schemaCheck.schema as JsonObject) : undefined}
+        />
+      </div>
     </div>
   );
 }
