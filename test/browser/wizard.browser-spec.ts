@@ -8,16 +8,17 @@ import type { Page } from 'playwright-core';
 import { Stack } from '../e2e/stack';
 import { IMAGES, openConsole, type ConsolePage } from './console-browser';
 
-/** test/support/fake-openai-server.ts, from the authoring work (issue 23). */
-interface FakeOpenAiServer {
-  url: string;
-  requests: unknown[];
-  close(): Promise<void>;
+/** test/support/chat-completions-server.ts, from the authoring work (issue 23): a scripted OpenAI-compatible server. */
+interface ChatCompletionsServer {
+  readonly requests: unknown[];
+  script(...replies: { content: string }[]): void;
+  start(): Promise<string>;
+  stop(): Promise<void>;
 }
 // Loaded by path until the authoring branch (which adds the file) is merged; then this becomes a plain import.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { startFakeOpenAiServer } = require(join(__dirname, '..', 'support', 'fake-openai-server')) as {
-  startFakeOpenAiServer(options: { replies: string[] }): Promise<FakeOpenAiServer>;
+const { ChatCompletionsServer } = require(join(__dirname, '..', 'support', 'chat-completions-server')) as {
+  ChatCompletionsServer: new () => ChatCompletionsServer;
 };
 
 jest.setTimeout(90_000);
@@ -46,16 +47,18 @@ const DRAFT = {
   examples: [{ input: { startValue: 100, endValue: 200, years: 2 }, output: { cagr: 0.4142 } }],
 };
 
-let model: FakeOpenAiServer;
+let model: ChatCompletionsServer;
 let stack: Stack;
 let key: string;
 let ui: ConsolePage;
 let page: Page;
 
 beforeAll(async () => {
-  model = await startFakeOpenAiServer({ replies: [JSON.stringify(DRAFT)] });
+  model = new ChatCompletionsServer();
+  const modelUrl = await model.start();
+  model.script({ content: JSON.stringify(DRAFT) });
   stack = await new Stack({
-    env: { LLM_BASE_URL: model.url, LLM_API_KEY: 'test-key', LLM_MODEL: 'fake-model' },
+    env: { LLM_BASE_URL: modelUrl, LLM_API_KEY: 'test-key', LLM_MODEL: 'fake-model' },
   }).start();
   ({ key } = await stack.tenant('wizard'));
   ui = await openConsole(stack.registryUrl);
@@ -67,7 +70,7 @@ afterAll(async () => {
   /* eslint-disable @typescript-eslint/no-unnecessary-condition -- see above */
   await ui?.browser.close();
   await stack?.stop();
-  await model?.close();
+  await model?.stop();
   /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 }, 60_000);
 

@@ -6,7 +6,8 @@ import { ToolForm, type ToolDraft } from './tool-form';
 import type { GenerateAnswer, Json } from './types';
 import { JsonView } from './widgets';
 
-type Step = { kind: 'describe' } | { kind: 'review'; answer: GenerateAnswer } | { kind: 'edit'; draft: ToolDraft };
+type Step =
+  { kind: 'describe' } | { kind: 'review'; answer: GenerateAnswer; note?: string } | { kind: 'edit'; draft: ToolDraft };
 
 export function Wizard() {
   const uid = useId();
@@ -32,6 +33,16 @@ export function Wizard() {
     try {
       setStep({ kind: 'review', answer: await api<GenerateAnswer>('POST', '/v1/tools/generate', body) });
     } catch (failure) {
+      // 422 MODEL_BAD_CODE still carries the draft and its checks: review and fix it by hand.
+      const details = failure instanceof ApiError ? (failure.details as Partial<GenerateAnswer> | null) : null;
+      if (failure instanceof ApiError && failure.code === 'MODEL_BAD_CODE' && details?.draft && details.checks) {
+        setStep({
+          kind: 'review',
+          answer: { draft: details.draft, checks: details.checks, passed: false, repaired: true },
+          note: failure.message,
+        });
+        return;
+      }
       setError(failure instanceof ApiError ? failure : errorText(failure));
     } finally {
       setBusy(false);
@@ -60,6 +71,11 @@ export function Wizard() {
     return (
       <section class="panel wizard" aria-labelledby={`${uid}-h`}>
         <h1 id={`${uid}-h`}>Draft: {draft.title}</h1>
+        {step.note && (
+          <p class="error" role="alert">
+            {step.note}: fix the code by hand below.
+          </p>
+        )}
         <p class={passed ? 'ok' : 'error'} aria-live="polite">
           {passed ? 'Every check passed' : 'Some checks failed'}
           {repaired && ' (after one repair round)'}
