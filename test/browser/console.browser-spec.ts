@@ -303,7 +303,6 @@ describe('the console', () => {
     await page
       .getByLabel('What should the tool do?')
       .fill('Calculate the compound annual growth rate given a start value, end value and number of years');
-    await page.screenshot({ path: join(IMAGES, 'console-wizard.png') });
     await page.getByRole('button', { name: 'Generate a draft' }).click();
     const alert = page.getByRole('alert');
     await alert.getByText('Generation is not configured on this server.').waitFor();
