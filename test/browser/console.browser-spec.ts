@@ -2,9 +2,10 @@
  * The web console in a real browser against the real stack (registry, gateway, worker as processes): the tools list,
  * editing with a schema error shown inline first, a dry run, a tool that fails three times through the gateway and
  * shows disabled with its last error, re-enabling it, rolling back a version, importing a TradingGoose file with a
- * title collision, export, delete, the wizard when generation is not configured, and a 390-pixel-wide screen. Any
- * browser console error or uncaught exception fails the test it happened in. One stack and one browser for the file;
- * the cases run in order on the same tenant. Page scripts are strings: this project's TypeScript has no DOM types.
+ * title collision and a pi module, export, delete, fixtures, the wizard when generation is not configured, names and
+ * keyboard, and a 390-pixel-wide screen. Any browser console error or uncaught exception fails the test it happened
+ * in. One stack and one browser for the file; the cases run in order on the same tenant. Page scripts are strings:
+ * this project's TypeScript has no DOM types.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -296,6 +297,50 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Yes, delete it' }).click();
     await page.getByRole('heading', { name: 'Custom tools' }).waitFor();
     expect((await stack.registry('GET', `/v1/tools/${imported.id}`, key)).status).toBe(404);
+  });
+
+  it('imports a pi extension module', async () => {
+    const module = join(files, 'weather.js');
+    writeFileSync(
+      module,
+      `export default function (pi) {
+  pi.registerTool({
+    name: 'weather',
+    label: 'Weather',
+    description: 'Weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    async execute(toolCallId, params) {
+      return { content: [{ type: 'text', text: 'sunny in ' + params.city }], details: { sky: 'sunny' } };
+    },
+  });
+}
+`,
+    );
+    await page.goto(`${stack.registryUrl}/console/transfer`);
+    await page.getByLabel('File').setInputFiles(module);
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByText('Imported 1 tools; 0 renamed.').waitFor();
+    await page.getByRole('link', { name: 'Weather' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Weather', exact: true }).waitFor();
+  });
+
+  it('runs a tool’s fixtures and shows each', async () => {
+    const doubler = await stack.createTool(key, {
+      title: 'Doubler',
+      description: 'Doubles n',
+      inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+      code: 'return params.n * 2;',
+      fixtures: [
+        { name: 'two doubled', input: { n: 2 }, expect: { value: 4 } },
+        { name: 'one tripled', input: { n: 1 }, expect: { value: 3 } },
+      ],
+    });
+    await openTool(doubler.id);
+    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Test' }) });
+    await panel.getByRole('button', { name: 'Run fixtures' }).click();
+    await panel.getByText('Fixtures: some failed (1/2)').waitFor();
+    await panel.locator('li.ok', { hasText: 'two doubled' }).waitFor();
+    await panel.locator('li.error', { hasText: 'one tripled' }).waitFor();
   });
 
   it('says how to configure generation when the wizard has no model (501)', async () => {
