@@ -3,7 +3,8 @@
  * - unit: `*.spec.ts` beside the code, pure logic: no Postgres, no Redis (dist/ is built: one spec runs a compiled
  *   class in a plain Node process);
  * - int: `*.int-spec.ts`, against the real Redis, Postgres and isolated-vm, and the built services over HTTP;
- * - e2e: `*.e2e-spec.ts`, the three services as processes.
+ * - e2e: `*.e2e-spec.ts`, the three services as processes; and `*.browser-spec.ts` (test/browser), the web console in
+ *   Chromium against them.
  * `npm test` runs every project.
  */
 const fs = require('node:fs');
@@ -26,6 +27,6 @@ module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['**/*.spec.ts'], globalSetup: '<rootDir>/test/build-dist.js' },
     { ...common, ...withServices, displayName: 'int', testMatch: ['**/*.int-spec.ts'] },
-    { ...common, ...withServices, displayName: 'e2e', testMatch: ['**/*.e2e-spec.ts'] },
+    { ...common, ...withServices, displayName: 'e2e', testMatch: ['**/*.e2e-spec.ts', '**/*.browser-spec.ts'] },
   ],
 };

@@ -9,8 +9,11 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createGatewayApp, loadGatewayConfig } from '../services/gateway/src';
 import { createRegistryApp, loadRegistryConfig } from '../services/registry/src';
 
-/** Routes a service serves that its API document does not describe on purpose: the document and its viewer. */
-const SELF_DESCRIBING = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
+/**
+ * Routes a service serves that its API document does not describe on purpose: the document and its viewer, and the
+ * registry's web console (static files, no API).
+ */
+const SELF_DESCRIBING = [/^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/console(\*|\/|$)/];
 
 const BUILDERS: Record<string, () => Promise<NestFastifyApplication>> = {
   registry: () => createRegistryApp(loadRegistryConfig()),

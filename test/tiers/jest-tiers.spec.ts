@@ -51,7 +51,9 @@ describe('test tiers', () => {
       const matched = config.projects.filter((project) =>
         project.testMatch.some((pattern) => globMatches(file, pattern)),
       );
-      const expected = file.endsWith('.e2e-spec.ts') ? 'e2e' : file.endsWith('.int-spec.ts') ? 'int' : 'unit';
+      // Browser tests drive the console in Chromium against the running services: the e2e tier.
+      const e2e = file.endsWith('.e2e-spec.ts') || file.endsWith('.browser-spec.ts');
+      const expected = e2e ? 'e2e' : file.endsWith('.int-spec.ts') ? 'int' : 'unit';
       const names = matched.map((project) => project.displayName);
       return names.length === 1 && names[0] === expected ? [] : [`${file}: ${names.join(', ') || 'no tier'}`];
     });

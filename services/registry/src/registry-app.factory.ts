@@ -4,6 +4,7 @@ import { ErrorCode } from '@toolhost/contracts';
 import { createHttpEdgeAdapter, installAccessLog } from '@toolhost/observability';
 import type { FastifyInstance } from 'fastify';
 import { Logger } from 'nestjs-pino';
+import { installConsole } from './console/console-static';
 import { ensureDatabase } from './database/ensure-database';
 import { migrateDatabase } from './database/registry-data-source';
 import { RegistryError } from './errors/registry.error';
@@ -53,6 +54,7 @@ export async function createRegistryApp(config: Readonly<RegistryConfig>): Promi
   installJsonBodyParser(adapter.getInstance());
   installImportBodyLimit(adapter.getInstance(), config.IMPORT_MAX_BYTES);
   installAccessLog(adapter.getInstance(), 'registry', config);
+  installConsole(adapter.getInstance());
   // Nest declares its options as a class but takes (and documents) a plain object.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- see above
   const app = await NestFactory.create<NestFastifyApplication>(RegistryModule.forRoot(config, settings), adapter, {

@@ -23,6 +23,9 @@ import { GenerationController } from './generation/generation.controller';
 import { GenerationService } from './generation/generation.service';
 import { InternalController } from './internal/internal.controller';
 import { InternalService } from './internal/internal.service';
+import { InvocationLogController } from './invocations/invocation-log.controller';
+import { InvocationLogRepository } from './invocations/invocation-log.repository';
+import { InvocationLogService } from './invocations/invocation-log.service';
 import { OutcomesRepository } from './outcomes/outcomes.repository';
 import { OutcomesService } from './outcomes/outcomes.service';
 import { RegistryLifecycle } from './registry-lifecycle';
@@ -63,6 +66,7 @@ export class RegistryModule {
         DryRunsController,
         GenerationController,
         ToolsController,
+        InvocationLogController,
         TransferController,
         InternalController,
       ],
@@ -88,6 +92,8 @@ export class RegistryModule {
         ToolsService,
         TransferService,
         InternalService,
+        InvocationLogRepository,
+        InvocationLogService,
         ToolEventsPublisher,
         {
           provide: OutcomesRepository,
