@@ -2,12 +2,21 @@
  * What the console's browser tests share: one Chromium (Debian's package, driven by playwright-core: browsers cannot
  * be downloaded here) and a page that records every console error and uncaught exception, so a test can fail on them.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { projectRoot } from '../../scripts/project-root';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const IMAGES = join(projectRoot(__dirname), 'docs', 'images');
+/**
+ * Where the suite writes its screenshots: the README's, in docs/images, with UPDATE_SCREENSHOTS=1; otherwise a
+ * temporary directory, so that a test run leaves the checkout as it found it.
+ */
+export const IMAGES =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? join(projectRoot(__dirname), 'docs', 'images')
+    : mkdtempSync(join(tmpdir(), 'toolhost-screenshots-'));
 
 export interface ConsolePage {
   browser: Browser;
