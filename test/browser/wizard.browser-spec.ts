@@ -77,7 +77,8 @@ describe('the console’s wizard', () => {
       .fill('Calculate the compound annual growth rate given a start value, end value and number of years');
     await page.getByRole('button', { name: 'Generate a draft' }).click();
 
-    await page.getByRole('heading', { name: 'Draft: CAGR Calculator' }).waitFor();
+    // A model request and a dry run of each example through the queue: longer than a click under a loaded machine.
+    await page.getByRole('heading', { name: 'Draft: CAGR Calculator' }).waitFor({ timeout: 60_000 });
     await page.getByText('Every check passed').waitFor();
     const example = page.locator('table.examples tbody tr').first();
     await expect(example.locator('td').nth(2).textContent()).resolves.toBe('{"cagr":0.4142}');

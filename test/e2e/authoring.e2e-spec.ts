@@ -142,7 +142,7 @@ describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
     expect(none.body.error.details.errors[0].path).toBe('/requireFixtures');
   });
 
-  it('gates a PATCH and an enable on the fixtures when requireFixtures is set', async () => {
+  it('gates a PATCH, an enable and a rollback on the fixtures when requireFixtures is set', async () => {
     const tool = await stack.createTool(key, cagrTool({ fixtures: FIXTURES, requireFixtures: true }));
 
     const broken = await stack.registry('PATCH', `/v1/tools/${tool.id}`, key, { code: 'return { cagr: 1 };' });
@@ -175,6 +175,12 @@ describe('authoring: dry runs and fixtures on the registry (e2e)', () => {
     const enabled = await stack.registry('POST', `/v1/tools/${failing.id}/enable`, key);
     expect(enabled.status).toBe(200);
     expect(enabled.body.status).toBe('active');
+
+    // A rollback to the version that failed its fixtures is a new version like a PATCH, gated the same way.
+    const back = await stack.registry('POST', `/v1/tools/${failing.id}/rollback`, key, { version: 1 });
+    expect(back.status).toBe(409);
+    expect(back.body.error.code).toBe('FIXTURES_FAILED');
+    expect((await stack.registry('GET', `/v1/tools/${failing.id}`, key)).body.version).toBe(2);
   });
 
   it('generates the CAGR Calculator from its one-line description: every check passes, examples run in the sandbox', async () => {

@@ -24,6 +24,8 @@ import { REGISTRY_CONFIG } from '../registry.tokens';
 
 /** How long an enqueue may take before the queue counts Redis as away. */
 const ENQUEUE_TIMEOUT_MS = 2_000;
+/** How long a dry run waits for the reply channel's subscription (right after start) before it answers 503. */
+const SUBSCRIBE_WAIT_MS = 5_000;
 
 /** A dry run as the service asks for it: everything of the job but what this queue sets. */
 export type DryRunJob = Omit<InvocationJobV1, 'v' | 'invocationId' | 'replyTo' | 'enqueuedAt' | 'test'>;
@@ -39,6 +41,8 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
   private readonly queue: BullmqInvocationQueue;
   private readonly waiter: PubSubReplyWaiter;
   private readonly quota: LeasingQuotaStore;
+  /** Settles once the reply channel is subscribed: a reply published before that would be lost. */
+  private subscribed: Promise<boolean> = Promise.resolve(false);
 
   constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
     const id = `registry-${randomUUID()}`;
@@ -86,7 +90,27 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
         InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId)),
       );
     });
-    void this.subscriber.subscribe(this.waiter.replyTo).catch(() => undefined);
+    this.subscribed = this.subscriber.subscribe(this.waiter.replyTo).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * Whether replies can be heard: a dry run enqueued before the subscription would have its reply published to
+   * nobody, and its caller would wait the whole DRY_RUN_WAIT_MS before the job's record is read (seen right after a
+   * start under load). Later reconnects are covered by the resync on 'ready'.
+   */
+  private async listening(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), SUBSCRIBE_WAIT_MS);
+    });
+    try {
+      return await Promise.race([this.subscribed, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -94,6 +118,9 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
    * when it cannot be run or answered.
    */
   async run(job: DryRunJob, waitMs: number): Promise<Invocation> {
+    if (!(await this.listening())) {
+      throw RegistryError.unavailable('the registry is not subscribed to its dry-run replies yet; nothing was run');
+    }
     const invocationId = randomUUID();
     let decision;
     try {

@@ -153,13 +153,15 @@ export class ToolsController {
     summary: 'Make an old version current again, as a new version (version + 1)',
     description:
       'The new version has the old one’s definition (title, description, schemas, code, limits, allowedTools, ' +
-      'network) and the current secrets. Status and counters are unchanged: a disabled tool stays disabled.',
+      'network, fixtures) and the current secrets. Status and counters are unchanged: a disabled tool stays ' +
+      'disabled. A version that requires its fixtures runs them first (409 FIXTURES_FAILED when one fails).',
   })
   @tenantKey('tools:write')
   @ApiParam(TOOL_ID)
   @ApiBody({ required: true, schema: schemaRef('RollbackTool') })
   @record(200, 'The tool record')
   @ApiErrors(400, 401, 403, 404)
+  @ApiError(409, FIXTURES_FAILED)
   @Post(':id/rollback')
   @HttpCode(200)
   @Access({ scope: 'tools:write' })

@@ -144,6 +144,14 @@ export class ToolsService {
   async rollback(caller: TenantPrincipal, id: string, body: unknown): Promise<ToolRecord> {
     if (!isUuid(id)) throw RegistryError.toolNotFound();
     const { version } = this.rollbackBody.parse(body);
+    // A rollback makes a new version as a PATCH does, and is gated the same way: the version brought back runs its
+    // fixtures first when it requires them (a tool cannot be rolled back past its own fixtures).
+    const restored = await this.tools.findTenantVersion(caller.tenantId, id, version);
+    if (restored?.requireFixtures) {
+      const current = await this.tools.findCurrent(caller.tenantId, id);
+      if (current)
+        await this.dryRuns.assertDraftPasses(caller.tenantId, fieldsOf(restored), this.currentSecrets(current));
+    }
     const updated = await this.tools.addVersion(
       caller.tenantId,
       id,
