@@ -16,8 +16,9 @@ import {
   retention,
   type InvocationJobV1,
   quotaRefusal,
+  redisOptions,
 } from '@toolhost/queue';
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
 import { RegistryError } from '../errors/registry.error';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
@@ -41,13 +42,22 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
   private readonly queue: BullmqInvocationQueue;
   private readonly waiter: PubSubReplyWaiter;
   private readonly quota: LeasingQuotaStore;
-  /** Settles once the reply channel is subscribed: a reply published before that would be lost. */
-  private subscribed: Promise<boolean> = Promise.resolve(false);
+  /** Subscribed since the last (re)connect: a reply published while it is not would be lost. */
+  private live = false;
+  private liveWaiters: (() => void)[] = [];
 
   constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
     const id = `registry-${randomUUID()}`;
     this.producer = createRedis(config.REDIS_URL, 'producer', `toolhost-${id}-dry-runs`);
-    this.subscriber = createRedis(config.REDIS_URL, 'subscriber', `toolhost-${id}-replies`);
+    // Connected only once the channel is registered (onModuleInit), as the gateway's subscriber is: subscribing on a
+    // connection that was already connecting, under load, left the registry without its subscription (every dry run
+    // then waited DRY_RUN_WAIT_MS and was read back from its job).
+    this.subscriber = new Redis(config.REDIS_URL, {
+      ...redisOptions('subscriber'),
+      connectionName: `toolhost-${id}-replies`,
+      lazyConnect: true,
+    });
+    this.subscriber.on('error', () => undefined);
     this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, ENQUEUE_TIMEOUT_MS, retention());
     // No gauge: dry runs are few, and the registry's metrics are about outcomes.
     this.waiter = new PubSubReplyWaiter(
@@ -84,30 +94,39 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.subscriber.on('message', (_channel: string, message: string) => this.waiter.handleMessage(message));
-    // ioredis subscribes again after a reconnect; replies published meanwhile are read back from their jobs.
-    this.subscriber.on('ready', () => {
-      void this.waiter.resync(async (invocationId) =>
-        InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId)),
-      );
+    // ioredis re-sends the subscription on every 'ready' (the first included); a PING behind it answers once Redis has
+    // it. Replies published while it was away are read back from their jobs.
+    this.subscriber.on('ready', () => void this.subscribedAgain());
+    this.subscriber.on('close', () => {
+      this.live = false;
     });
-    this.subscribed = this.subscriber.subscribe(this.waiter.replyTo).then(
-      () => true,
-      () => false,
+    this.subscriber.connect().catch(() => undefined);
+    this.subscriber.subscribe(this.waiter.replyTo).catch(() => undefined);
+  }
+
+  private async subscribedAgain(): Promise<void> {
+    try {
+      await this.subscriber.ping();
+    } catch {
+      return;
+    }
+    this.live = this.subscriber.status === 'ready';
+    if (this.live) for (const wake of this.liveWaiters.splice(0)) wake();
+    void this.waiter.resync(async (invocationId) =>
+      InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId)),
     );
   }
 
-  /**
-   * Whether replies can be heard: a dry run enqueued before the subscription would have its reply published to
-   * nobody, and its caller would wait the whole DRY_RUN_WAIT_MS before the job's record is read (seen right after a
-   * start under load). Later reconnects are covered by the resync on 'ready'.
-   */
+  /** Whether replies can be heard now, waiting up to SUBSCRIBE_WAIT_MS for the subscription (right after a start). */
   private async listening(): Promise<boolean> {
+    if (this.live) return true;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), SUBSCRIBE_WAIT_MS);
     });
+    const live = new Promise<boolean>((resolve) => this.liveWaiters.push(() => resolve(true)));
     try {
-      return await Promise.race([this.subscribed, late]);
+      return await Promise.race([live, late]);
     } finally {
       clearTimeout(timer);
     }
