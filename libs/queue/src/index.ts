@@ -14,3 +14,4 @@ export * from './quota-store';
 export * from './quota-leases';
 export * from './leasing-quota-store';
 export * from './redis-quota-leases';
+export * from './redis-subscriber';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { HealthModule, RedisReadinessCheck, type ReadinessCheck } from '@toolhost/observability';
-import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 import { RegistryClientModule } from '../registry/registry-client.module';
 import { RegistryReadinessCheck } from '../registry/registry-readiness.check';
 

@@ -18,7 +18,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { GatewayMetricsModule } from '../metrics/gateway-metrics.module';
 import { QuotasModule } from '../quotas/quotas.module';
 import { RedisIdempotencyStore } from '../redis/redis-idempotency-store.adapter';
-import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 import type { GatewayParts } from '../gateway-parts';
 import { ToolResolver } from '../tools/tool-resolver.service';
 import { claimLeaseMs, IdempotencyKeys } from './idempotency-keys';

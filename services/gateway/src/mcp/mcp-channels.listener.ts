@@ -2,7 +2,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit }
 import { toolChangedChannel } from '@toolhost/queue';
 import type { GatewayConfig } from '../gateway.config';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
-import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 import { McpCancellations } from './mcp-cancellations';
 import { McpStreams } from './mcp-streams';
 

@@ -3,7 +3,7 @@ import { RedisReadinessCheck } from '@toolhost/observability';
 import type Redis from 'ioredis';
 import { withDeadline } from '@toolhost/queue';
 import { PRODUCER_CONNECTION } from '../gateway.tokens';
-import { RedisSubscriber } from './redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 
 /** How long the boot waits for the pub/sub subscriptions. */
 const SUBSCRIBE_WAIT_MS = 2_000;

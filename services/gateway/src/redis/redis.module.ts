@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../gateway.config';
 import { GATEWAY_CONFIG, GATEWAY_ID, PRODUCER_CONNECTION } from '../gateway.tokens';
 import { createProducerConnection } from './producer-connection';
 import { RedisConnections } from './redis-connections';
-import { RedisSubscriber } from './redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 
 /**
  * The process's Redis connections: the producer (enqueues, job reads, quota leases), the one pub/sub subscriber

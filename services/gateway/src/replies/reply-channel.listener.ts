@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { INVOCATION_QUEUE } from '../gateway.tokens';
 import { type InvocationQueue, InvocationSnapshotMapper, PubSubReplyWaiter } from '@toolhost/queue';
-import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 
 /**
  * Feeds this gateway's reply channel into the waiter, and after every (re)connect of the subscriber reads the job

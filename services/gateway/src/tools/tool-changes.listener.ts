@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
 import type { GatewayConfig } from '../gateway.config';
 import { GATEWAY_CONFIG } from '../gateway.tokens';
-import { RedisSubscriber } from '../redis/redis-subscriber.adapter';
+import { RedisSubscriber } from '@toolhost/queue';
 import { ToolResolver } from './tool-resolver.service';
 
 function parseToolChanged(raw: string): ToolChangedEvent | undefined {

@@ -16,9 +16,9 @@ import {
   retention,
   type InvocationJobV1,
   quotaRefusal,
-  redisOptions,
+  RedisSubscriber,
 } from '@toolhost/queue';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { RegistryError } from '../errors/registry.error';
 import type { RegistryConfig } from '../registry.config';
 import { REGISTRY_CONFIG } from '../registry.tokens';
@@ -38,26 +38,17 @@ export type DryRunJob = Omit<InvocationJobV1, 'v' | 'invocationId' | 'replyTo' |
 @Injectable()
 export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
   private readonly producer: Redis;
-  private readonly subscriber: Redis;
+  private readonly subscriber: RedisSubscriber;
   private readonly queue: BullmqInvocationQueue;
   private readonly waiter: PubSubReplyWaiter;
   private readonly quota: LeasingQuotaStore;
-  /** Subscribed since the last (re)connect: a reply published while it is not would be lost. */
-  private live = false;
-  private liveWaiters: (() => void)[] = [];
 
   constructor(@Inject(REGISTRY_CONFIG) config: RegistryConfig) {
     const id = `registry-${randomUUID()}`;
     this.producer = createRedis(config.REDIS_URL, 'producer', `toolhost-${id}-dry-runs`);
-    // Connected only once the channel is registered (onModuleInit), as the gateway's subscriber is: subscribing on a
-    // connection that was already connecting, under load, left the registry without its subscription (every dry run
-    // then waited DRY_RUN_WAIT_MS and was read back from its job).
-    this.subscriber = new Redis(config.REDIS_URL, {
-      ...redisOptions('subscriber'),
-      connectionName: `toolhost-${id}-replies`,
-      lazyConnect: true,
-    });
-    this.subscriber.on('error', () => undefined);
+    // The gateway's subscriber: it connects only once the channel is registered (subscribing on a connection that
+    // was already connecting, under load, left the registry unsubscribed: every dry run waited DRY_RUN_WAIT_MS).
+    this.subscriber = new RedisSubscriber(config.REDIS_URL, `toolhost-${id}-replies`);
     this.queue = new BullmqInvocationQueue(this.producer, config.QUEUE_PREFIX, ENQUEUE_TIMEOUT_MS, retention());
     // No gauge: dry runs are few, and the registry's metrics are about outcomes.
     this.waiter = new PubSubReplyWaiter(
@@ -93,38 +84,24 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
   }
 
   onModuleInit(): void {
-    this.subscriber.on('message', (_channel: string, message: string) => this.waiter.handleMessage(message));
-    // ioredis re-sends the subscription on every 'ready' (the first included); a PING behind it answers once Redis has
-    // it. Replies published while it was away are read back from their jobs.
-    this.subscriber.on('ready', () => void this.subscribedAgain());
-    this.subscriber.on('close', () => {
-      this.live = false;
+    this.subscriber.subscribe(this.waiter.replyTo, (message) => this.waiter.handleMessage(message));
+    // Replies published while it was away are read back from their jobs.
+    this.subscriber.onReconnect(() => {
+      void this.waiter.resync(async (invocationId) =>
+        InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId)),
+      );
     });
-    this.subscriber.connect().catch(() => undefined);
-    this.subscriber.subscribe(this.waiter.replyTo).catch(() => undefined);
-  }
-
-  private async subscribedAgain(): Promise<void> {
-    try {
-      await this.subscriber.ping();
-    } catch {
-      return;
-    }
-    this.live = this.subscriber.status === 'ready';
-    if (this.live) for (const wake of this.liveWaiters.splice(0)) wake();
-    void this.waiter.resync(async (invocationId) =>
-      InvocationSnapshotMapper.finishedOf(await this.queue.read(invocationId)),
-    );
+    this.subscriber.start();
   }
 
   /** Whether replies can be heard now, waiting up to SUBSCRIBE_WAIT_MS for the subscription (right after a start). */
   private async listening(): Promise<boolean> {
-    if (this.live) return true;
+    if (this.subscriber.listening) return true;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), SUBSCRIBE_WAIT_MS);
     });
-    const live = new Promise<boolean>((resolve) => this.liveWaiters.push(() => resolve(true)));
+    const live = this.subscriber.whenReady().then(() => this.subscriber.listening);
     try {
       return await Promise.race([live, late]);
     } finally {
@@ -184,7 +161,7 @@ export class DryRunQueue implements OnModuleInit, OnApplicationShutdown {
     // Unused tokens and free slots go back while the producer connection is still open.
     await this.quota.close();
     await this.queue.close();
-    this.subscriber.disconnect();
+    await this.subscriber.close();
     this.producer.disconnect();
   }
 }

@@ -1,8 +1,8 @@
 import Redis from 'ioredis';
-import { redisOptions } from '@toolhost/queue';
+import { redisOptions } from './redis-connection';
 
 /**
- * This process's one pub/sub connection: its reply channel and the `tool-changed` feed. ioredis resubscribes
+ * A process's one pub/sub connection (the gateway's; the registry's for its dry-run replies): its reply channel and the `tool-changed` feed. ioredis resubscribes
  * after a reconnect; messages published while it was away are lost, so `onReconnect` handlers resynchronise.
  * It connects on `start()`, once every channel is registered: the PING behind the subscriptions that marks it
  * `listening` must follow all of them.
