@@ -69,6 +69,11 @@ export interface SandboxRuntimeStats {
   /** Entries into isolates, by kind (see SandboxRuntimeOptions.entryMode). */
   syncEntries: number;
   asyncEntries: number;
+  /**
+   * Compartments made for runs (counted when their isolate next prepares one, so a little behind): a run gets the
+   * compartment of an ended run when that one is exactly as it was made, and a new one otherwise.
+   */
+  compartmentsMade: number;
   /** Warm spare isolates ready now (0 or 1), and how many runs started in one instead of a cold isolate. */
   spares: number;
   sparesUsed: number;
@@ -92,7 +97,7 @@ export class SandboxRuntime {
   private readonly isolates = new Map<string, TenantIsolate>();
   private readonly retired = new Set<TenantIsolate>();
   private readonly code = new Map<string, CachedCode>();
-  private readonly entries: EntryCounters = { sync: 0, async: 0 };
+  private readonly entries: EntryCounters = { sync: 0, async: 0, compartments: 0 };
   private readonly options: Required<Omit<SandboxRuntimeOptions, 'watch' | 'maxRssBytes'>>;
   private readonly enforcement: HostEnforcement;
   private readonly maxRssBytes: number;
@@ -329,6 +334,7 @@ export class SandboxRuntime {
       inFlight: this.inFlight,
       syncEntries: this.entries.sync,
       asyncEntries: this.entries.async,
+      compartmentsMade: this.entries.compartments,
       spares: this.spare !== undefined && !this.spare.disposed ? 1 : 0,
       sparesUsed: this.sparesUsed,
     };

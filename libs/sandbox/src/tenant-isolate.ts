@@ -31,10 +31,12 @@ import {
  */
 export type EntryMode = 'sync' | 'async' | 'adaptive';
 
-/** Entries made, by kind, across the isolates of one runtime. */
+/** Entries made, by kind, across the isolates of one runtime, and the compartments their runs needed made. */
 export interface EntryCounters {
   sync: number;
   async: number;
+  /** Counted when the isolate next prepares (a run that found none ready made its own). */
+  compartments: number;
 }
 
 /**
@@ -249,7 +251,7 @@ export class TenantIsolate {
     memoryMb: number,
     onDisposed: (isolate: TenantIsolate) => void = () => undefined,
     entryMode: EntryMode = 'adaptive',
-    counters: EntryCounters = { sync: 0, async: 0 },
+    counters: EntryCounters = { sync: 0, async: 0, compartments: 0 },
     enforcement: HostEnforcement = DEFAULT_ENFORCEMENT,
   ): TenantIsolate {
     const isolate = new ivm.Isolate({ memoryLimit: memoryMb });
@@ -781,7 +783,9 @@ export class TenantIsolate {
     // A synchronous entry while an async one holds the isolate would block this thread on the isolate's lock.
     if (this.disposed || this.asyncInFlight > 0) return;
     try {
-      this.prepareRef.applySync(undefined, [], { timeout: 1000 });
+      // It answers how many compartments were made since it last answered (isolate/prelude.js).
+      const made: unknown = this.prepareRef.applySync(undefined, [], { timeout: 1000 });
+      if (typeof made === 'number') this.counters.compartments += made;
     } catch (error) {
       this.dispose(`preparing a compartment failed: ${messageOf(error)}`);
     }

@@ -16,7 +16,8 @@
   const caps = JSON.parse(globalThis.__toolhost_caps);
   delete globalThis.__toolhost_caps;
 
-  const { freeze, hasOwn } = Object;
+  const { freeze, hasOwn, is, isExtensible, getPrototypeOf, getOwnPropertyDescriptor } = Object;
+  const { ownKeys } = Reflect;
   const { stringify } = JSON;
   // Not the realm's JSON.parse, which refuses texts too long for a small memoryMb: what the host sends is bounded there.
   const { parse } = realm;
@@ -329,6 +330,12 @@
 
   function end(run, kind, a, b) {
     close(run);
+    // Only a run that ended on its own gives its compartment back; one the host cancelled may have been stopped
+    // anywhere. It is checked when taken (reclaim).
+    if (run.compartment !== null && returned.length < MAX_RETURNED) {
+      returned.push({ compartment: run.compartment, console: run.console });
+    }
+    run.compartment = null;
     send(run.id, kind, 0, a, b);
   }
 
@@ -405,25 +412,91 @@
     end(run, 'error', stringify(describe(error, run.lineOffset)), '');
   }
 
-  // A Compartment no tool code has run in, built by prepare() while the isolate is idle: creating one is most of the
-  // fixed cost of a run, so the next run finds it ready. Each compartment still serves exactly one run. prepare()
-  // also evaluates a constant in it, which builds SES's evaluator for the compartment ahead of the tool's source
-  // (about 20-25 µs of the next run's path); the constant defines nothing.
+  // A Compartment for the next run, ready before it starts: creating one is most of the fixed cost of a run (about
+  // 100 µs of CPU in SES 2.3), so prepare() makes one while the isolate is idle, and the compartment of a run that
+  // ended is used again when it is exactly as it was made (see pristine). A new one also evaluates a constant, which
+  // builds SES's evaluator for the compartment ahead of the tool's source (about 20-25 µs of the next run's path);
+  // the constant defines nothing.
   let spare = null;
 
+  // What each compartment's global was when it was made: its own properties in order, and its prototype.
+  const baselines = new WeakMap();
+  // Compartments of runs that ended, with the console their run had: checked when taken, never before (the run's
+  // last entry may still have microtasks to run when it ends). A few: concurrent runs end close together.
+  const returned = [];
+  const MAX_RETURNED = 4;
+  // Compartments made since prepare() last answered (the host counts them).
+  let made = 0;
+
   function newCompartment() {
+    made += 1;
     const compartment = new Compartment({
       __options__: true,
       globals,
     });
-    for (const name of HIDDEN_GLOBALS) delete compartment.globalThis[name];
+    const global = compartment.globalThis;
+    for (const name of HIDDEN_GLOBALS) delete global[name];
+    // Each run's own console is assigned here (start): the property exists from the first, so it keeps its place.
+    global.console = undefined;
+    baselines.set(compartment, {
+      proto: getPrototypeOf(global),
+      properties: ownKeys(global).map((key) => [key, getOwnPropertyDescriptor(global, key)]),
+    });
     return compartment;
   }
 
+  /**
+   * Whether a run left its compartment's global exactly as it was made: the same own properties in the same order,
+   * each with the same value (the console: the run's own), accessors and attributes, the same prototype, still
+   * extensible. Every other object a run can reach from the global is hardened (the intrinsics by lockdown, the
+   * endowments by the realm, SES's per-compartment evaluators by SES), objects it made are unreachable once the global
+   * holds none of them, and nothing of a run runs after its end: its microtasks ran before this entry, the host
+   * answers no call or timer of an ended run, and the realm's FinalizationRegistry never calls back. So the next run
+   * sees what a new compartment would show it. Reads descriptors only: no getter or proxy trap of the run's code runs.
+   */
+  function pristine(compartment, console) {
+    const global = compartment.globalThis;
+    const baseline = baselines.get(compartment);
+    if (baseline === undefined || !isExtensible(global) || getPrototypeOf(global) !== baseline.proto) return false;
+    const keys = ownKeys(global);
+    const { properties } = baseline;
+    if (keys.length !== properties.length) return false;
+    for (let index = 0; index < keys.length; index += 1) {
+      const [key, was] = properties[index];
+      if (keys[index] !== key) return false;
+      const now = getOwnPropertyDescriptor(global, key);
+      if (
+        now.get !== was.get ||
+        now.set !== was.set ||
+        now.writable !== was.writable ||
+        now.enumerable !== was.enumerable ||
+        now.configurable !== was.configurable ||
+        !is(now.value, key === 'console' ? console : was.value)
+      ) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A compartment an ended run left as it was made, if there is one (the others are dropped).
+  function reclaim() {
+    while (returned.length > 0) {
+      const { compartment, console } = returned.pop();
+      if (pristine(compartment, console)) return compartment;
+    }
+    return null;
+  }
+
   function prepare() {
-    if (spare !== null) return;
-    spare = newCompartment();
-    spare.evaluate('0');
+    if (spare === null) spare = reclaim();
+    if (spare === null) {
+      spare = newCompartment();
+      spare.evaluate('0');
+    }
+    const count = made;
+    made = 0;
+    return count;
   }
 
   function start(runId, source, shape, inputJson, ctxJson, envJson, optsJson) {
@@ -443,14 +516,19 @@
       timers: new Map(),
       /** The pi `signal`'s controller (pi shape only). */
       controller: shape === 'pi' ? new web.AbortController() : null,
+      /** Its compartment and the console in it, once made (start). */
+      compartment: null,
+      console: null,
     };
     runs.set(runId, run);
     current = run;
     let promise;
     try {
-      const compartment = spare === null ? newCompartment() : spare;
+      const compartment = spare ?? reclaim() ?? newCompartment();
       spare = null;
-      compartment.globalThis.console = makeConsole(run);
+      run.compartment = compartment;
+      run.console = makeConsole(run);
+      compartment.globalThis.console = run.console;
       const input = parse(inputJson);
       const env = freeze(parse(envJson));
       const ctx = makeCtx(run, parse(ctxJson));
