@@ -88,7 +88,9 @@ export const registryEnvSchema = {
     DATABASE_POOL_SIZE: { type: 'integer', default: 10, minimum: 1, description: 'Postgres connections' },
     OUTCOMES_BATCH_SIZE: {
       type: 'integer',
-      default: 100,
+      // A transaction's fixed cost (its round trips, the tool locks, the counters' UPDATE) spread over more outcomes:
+      // 100 -> 500 took the registry's and Postgres's CPU per invocation from about 0.13 to 0.09 ms at 64 clients.
+      default: 500,
       minimum: 1,
       description: 'outcomes applied per database transaction',
     },
