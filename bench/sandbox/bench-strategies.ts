@@ -63,7 +63,7 @@ export function runtimeStrategy(): Strategy {
   const runtime = new SandboxRuntime();
   let i = 0;
   return {
-    name: 'toolhost runtime (in process, warm isolate, Compartment per call)',
+    name: 'toolhost runtime (in process, warm isolate, a global as made per call)',
     setup: (workload) =>
       Promise.resolve(async () => {
         i += 1;

@@ -20,7 +20,7 @@ return [
 ];`;
 
 /** Ways a run can change its global, each followed by a run that must see a global as made. */
-const CHANGES: { name: string; code: string; request?: Parameters<typeof request>[1] }[] = [
+const CHANGES: { name: string; code: string }[] = [
   { name: 'adds a property', code: 'globalThis.leak = { secret: 1 }; return 1' },
   { name: 'adds a symbol-keyed property', code: 'globalThis[Symbol.for("leak")] = 1; return 1' },
   { name: 'adds a non-enumerable property', code: 'Object.defineProperty(globalThis, "leak", { value: 1 }); return 1' },
@@ -82,6 +82,19 @@ describe('SandboxRuntime: compartments used again', () => {
 
   afterAll(() => runtime.dispose());
 
+  /** Runs `code`, then the fingerprint: what the next run saw, and how many compartments were made meanwhile. */
+  async function nextRunAfter(code: string): Promise<{ seen: string; madeMeanwhile: number }> {
+    const before = runtime.stats().compartmentsMade;
+    await runtime.run(request(code), recordingBridge());
+    await idle();
+    const next = await runtime.run(request(FINGERPRINT), recordingBridge());
+    await idle();
+    return {
+      seen: JSON.stringify(expectSucceeded(next).result),
+      madeMeanwhile: runtime.stats().compartmentsMade - before,
+    };
+  }
+
   it('a run that leaves its global as it was made gives its compartment to the next run', async () => {
     const before = runtime.stats().compartmentsMade;
     for (let index = 0; index < 20; index += 1) {
@@ -96,24 +109,16 @@ describe('SandboxRuntime: compartments used again', () => {
   });
 
   it.each(CHANGES)('a run that $name: the next run gets a new compartment', async ({ code }) => {
-    const before = runtime.stats().compartmentsMade;
-    await runtime.run(request(code), recordingBridge());
-    await idle();
-    const next = await runtime.run(request(FINGERPRINT), recordingBridge());
-    expect(JSON.stringify(expectSucceeded(next).result)).toBe(made);
-    await idle();
-    expect(runtime.stats().compartmentsMade).toBeGreaterThan(before);
+    const { seen, madeMeanwhile } = await nextRunAfter(code);
+    expect(seen).toBe(made);
+    expect(madeMeanwhile).toBeGreaterThan(0);
   });
 
   it('a run that changed its global and put everything back as it was passes its compartment on', async () => {
     // Nothing tells the two apart: the next run sees the global as made.
-    const before = runtime.stats().compartmentsMade;
-    await runtime.run(request('const A = Array; Array = null; Array = A; return 1'), recordingBridge());
-    await idle();
-    const next = await runtime.run(request(FINGERPRINT), recordingBridge());
-    expect(JSON.stringify(expectSucceeded(next).result)).toBe(made);
-    await idle();
-    expect(runtime.stats().compartmentsMade).toBe(before);
+    const { seen, madeMeanwhile } = await nextRunAfter('const A = Array; Array = null; Array = A; return 1');
+    expect(seen).toBe(made);
+    expect(madeMeanwhile).toBe(0);
   });
 
   it('everything a run reaches from its global, but the global and its console, is frozen', async () => {
