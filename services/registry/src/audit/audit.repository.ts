@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { keysetPageForTool } from '../database/keyset-page';
 import type { AuditCursor, AuditItem, NewAuditEvent } from './audit-event';
 
 interface AuditRow {
@@ -50,32 +51,29 @@ export class AuditRepository {
     limit: number,
     after: AuditCursor | undefined,
   ): Promise<{ items: AuditItem[]; last?: AuditCursor; more: boolean }> {
-    const params: unknown[] = [toolId, limit + 1];
-    let where = 'tool_id = $1';
-    if (after) {
-      params.push(after.micros, after.seq);
-      where += ` AND (created_at, seq) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::bigint)`;
-    }
-    const rows: AuditRow[] = await this.db.query(
-      `SELECT id, event, data, invocation_id, actor, created_at,
-              (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros, seq::text AS seq
-         FROM audit_events WHERE ${where}
-        ORDER BY created_at DESC, seq DESC LIMIT $2`,
-      params,
-    );
-    const page = rows.slice(0, limit);
-    const lastRow = page.at(-1);
-    return {
-      items: page.map((row) => ({
+    const { items, lastRow, more } = await keysetPageForTool(
+      this.db,
+      {
+        table: 'audit_events',
+        columns: 'id, event, data, invocation_id, actor, created_at, seq::text AS seq',
+        tie: { column: 'seq', type: 'bigint' },
+        toolId,
+        limit,
+        after: after && { micros: after.micros, tie: after.seq },
+      },
+      (row: AuditRow) => ({
         id: row.id,
         event: row.event,
         data: row.data,
         invocationId: row.invocation_id,
         actor: row.actor,
         createdAt: row.created_at.toISOString(),
-      })),
+      }),
+    );
+    return {
+      items,
       ...(lastRow ? { last: { micros: lastRow.micros, seq: lastRow.seq } } : {}),
-      more: rows.length > limit,
+      more,
     };
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { keysetPageForTool } from '../database/keyset-page';
 import type { InvocationCursor, InvocationLogItem } from './invocation-log-item';
 
 interface InvocationRow {
@@ -33,24 +34,18 @@ export class InvocationLogRepository {
     limit: number,
     after: InvocationCursor | undefined,
   ): Promise<{ items: InvocationLogItem[]; last?: InvocationCursor; more: boolean }> {
-    const params: unknown[] = [toolId, limit + 1];
-    let where = 'tool_id = $1';
-    if (after) {
-      params.push(after.micros, after.id);
-      where += ` AND (created_at, id) < (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid)`;
-    }
-    const rows: InvocationRow[] = await this.db.query(
-      `SELECT id, version, status, error_code, error_message, duration_ms, parent_invocation_id, agent_id,
-              tool_call_id, conversation_id, created_at, finished_at,
-              (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros
-         FROM invocations WHERE ${where}
-        ORDER BY created_at DESC, id DESC LIMIT $2`,
-      params,
-    );
-    const page = rows.slice(0, limit);
-    const lastRow = page.at(-1);
-    return {
-      items: page.map((row) => ({
+    const { items, lastRow, more } = await keysetPageForTool(
+      this.db,
+      {
+        table: 'invocations',
+        columns: `id, version, status, error_code, error_message, duration_ms, parent_invocation_id, agent_id,
+                tool_call_id, conversation_id, created_at, finished_at`,
+        tie: { column: 'id', type: 'uuid' },
+        toolId,
+        limit,
+        after: after && { micros: after.micros, tie: after.id },
+      },
+      (row: InvocationRow) => ({
         id: row.id,
         version: row.version,
         status: row.status,
@@ -62,9 +57,12 @@ export class InvocationLogRepository {
         conversationId: row.conversation_id,
         startedAt: row.created_at.toISOString(),
         finishedAt: row.finished_at?.toISOString() ?? null,
-      })),
+      }),
+    );
+    return {
+      items,
       ...(lastRow ? { last: { micros: lastRow.micros, id: lastRow.id } } : {}),
-      more: rows.length > limit,
+      more,
     };
   }
 }
