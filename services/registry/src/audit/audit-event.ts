@@ -19,9 +19,3 @@ export interface AuditItem {
   actor: string;
   createdAt: string;
 }
-
-/** Position after the last item of a page: (created_at in µs since the epoch, seq). */
-export interface AuditCursor {
-  micros: string;
-  seq: string;
-}

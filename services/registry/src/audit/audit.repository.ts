@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { keysetPageForTool } from '../database/keyset-page';
-import type { AuditCursor, AuditItem, NewAuditEvent } from './audit-event';
+import { keysetPageForTool, type PageRequest } from '../database/keyset-page';
+import type { AuditItem, NewAuditEvent } from './audit-event';
 
 interface AuditRow {
   id: string;
@@ -13,7 +13,7 @@ interface AuditRow {
   actor: string;
   created_at: Date;
   micros: string;
-  seq: string;
+  tie: string;
 }
 
 @Injectable()
@@ -46,21 +46,16 @@ export class AuditRepository {
   }
 
   /** A tool's events, newest first, `limit` after `cursor`; one extra row tells whether a next page exists. */
-  async pageForTool(
-    toolId: string,
-    limit: number,
-    after: AuditCursor | undefined,
-  ): Promise<{ items: AuditItem[]; last?: AuditCursor; more: boolean }> {
-    const { items, lastRow, more } = await keysetPageForTool(
+  async pageForTool(toolId: string, request: PageRequest): Promise<{ items: AuditItem[]; nextCursor: string | null }> {
+    return keysetPageForTool(
       this.db,
       {
         table: 'audit_events',
-        columns: 'id, event, data, invocation_id, actor, created_at, seq::text AS seq',
+        columns: 'id, event, data, invocation_id, actor, created_at',
         tie: { column: 'seq', type: 'bigint' },
         toolId,
-        limit,
-        after: after && { micros: after.micros, tie: after.seq },
       },
+      request,
       (row: AuditRow) => ({
         id: row.id,
         event: row.event,
@@ -70,10 +65,5 @@ export class AuditRepository {
         createdAt: row.created_at.toISOString(),
       }),
     );
-    return {
-      items,
-      ...(lastRow ? { last: { micros: lastRow.micros, seq: lastRow.seq } } : {}),
-      more,
-    };
   }
 }

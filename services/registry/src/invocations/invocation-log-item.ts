@@ -13,9 +13,3 @@ export interface InvocationLogItem {
   startedAt: string;
   finishedAt: string | null;
 }
-
-/** Where a page ends: the last row's start time (microseconds since the epoch) and id, the log's order. */
-export interface InvocationCursor {
-  micros: string;
-  id: string;
-}

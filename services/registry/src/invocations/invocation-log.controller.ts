@@ -7,7 +7,8 @@ import { TenantCaller } from '../auth/caller.decorator';
 import type { TenantPrincipal } from '../auth/principal';
 import { ToolIdPipe } from '../tools/tool-id.pipe';
 import type { InvocationLogItem } from './invocation-log-item';
-import { INVOCATION_PAGE_DEFAULT, INVOCATION_PAGE_MAX, InvocationLogService } from './invocation-log.service';
+import { PAGE_DEFAULT, PAGE_MAX } from '../database/keyset-page';
+import { InvocationLogService } from './invocation-log.service';
 
 /** A tool's invocation log: what ran, which version, how it ended (the console's "recent invocations"). */
 @Controller('v1/tools')
@@ -27,7 +28,7 @@ export class InvocationLogController {
   @ApiQuery({
     name: 'limit',
     required: false,
-    schema: { type: 'integer', minimum: 1, maximum: INVOCATION_PAGE_MAX, default: INVOCATION_PAGE_DEFAULT },
+    schema: { type: 'integer', minimum: 1, maximum: PAGE_MAX, default: PAGE_DEFAULT },
   })
   @ApiQuery({
     name: 'cursor',

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { keysetPageForTool } from '../database/keyset-page';
-import type { InvocationCursor, InvocationLogItem } from './invocation-log-item';
+import { keysetPageForTool, type PageRequest } from '../database/keyset-page';
+import type { InvocationLogItem } from './invocation-log-item';
 
 interface InvocationRow {
   id: string;
@@ -18,6 +18,7 @@ interface InvocationRow {
   created_at: Date;
   finished_at: Date | null;
   micros: string;
+  tie: string;
 }
 
 /** Reads the invocation log (written by the outcome pipeline, services/registry/src/outcomes) for the public API. */
@@ -31,10 +32,9 @@ export class InvocationLogRepository {
    */
   async pageForTool(
     toolId: string,
-    limit: number,
-    after: InvocationCursor | undefined,
-  ): Promise<{ items: InvocationLogItem[]; last?: InvocationCursor; more: boolean }> {
-    const { items, lastRow, more } = await keysetPageForTool(
+    request: PageRequest,
+  ): Promise<{ items: InvocationLogItem[]; nextCursor: string | null }> {
+    return keysetPageForTool(
       this.db,
       {
         table: 'invocations',
@@ -42,9 +42,8 @@ export class InvocationLogRepository {
                 tool_call_id, conversation_id, created_at, finished_at`,
         tie: { column: 'id', type: 'uuid' },
         toolId,
-        limit,
-        after: after && { micros: after.micros, tie: after.id },
       },
+      request,
       (row: InvocationRow) => ({
         id: row.id,
         version: row.version,
@@ -59,10 +58,5 @@ export class InvocationLogRepository {
         finishedAt: row.finished_at?.toISOString() ?? null,
       }),
     );
-    return {
-      items,
-      ...(lastRow ? { last: { micros: lastRow.micros, id: lastRow.id } } : {}),
-      more,
-    };
   }
 }

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
+import { PAGE_DEFAULT, PAGE_MAX } from '../database/keyset-page';
 import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ToolRecord, ToolVersionRecord, ToolVersionSummary } from '@toolhost/contracts';
 import { ApiError, ApiErrors, schemaRef } from '@toolhost/observability';
@@ -176,7 +177,11 @@ export class ToolsController {
   @ApiOperation({ summary: 'Audit events, newest first' })
   @tenantKey('tools:read')
   @ApiParam(TOOL_ID)
-  @ApiQuery({ name: 'limit', required: false, schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: PAGE_MAX, default: PAGE_DEFAULT },
+  })
   @ApiQuery({
     name: 'cursor',
     required: false,

@@ -8,7 +8,6 @@ import {
   type ToolVersionSummary,
 } from '@toolhost/contracts';
 import { operatorPolicyOf } from '@toolhost/egress';
-import { decodeAuditCursor, encodeAuditCursor } from '../audit/audit-cursor';
 import type { AuditItem } from '../audit/audit-event';
 import { AuditRepository } from '../audit/audit.repository';
 import type { TenantPrincipal } from '../auth/principal';
@@ -26,10 +25,8 @@ import { NO_FIXTURES, ToolInputValidator, type ParsedPatch, type ToolVersionFiel
 import { fixturesOf, toToolRecord, toToolVersionRecord } from './tool-record.mapper';
 import type { NewToolVersionRow } from './tool-version-row';
 import type { ToolVersionEntity } from '../database/entities';
+import { parsePageRequest } from '../database/keyset-page';
 import { ToolRepository, type CurrentTool } from './tool.repository';
-
-export const AUDIT_PAGE_DEFAULT = 50;
-export const AUDIT_PAGE_MAX = 200;
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -252,10 +249,7 @@ export class ToolsService {
     query: { limit?: string; cursor?: string },
   ): Promise<{ items: AuditItem[]; nextCursor: string | null }> {
     if (!isUuid(id) || !(await this.tools.existsForTenant(caller.tenantId, id))) throw RegistryError.toolNotFound();
-    const limit = parseLimit(query.limit);
-    const after = query.cursor ? decodeAuditCursor(query.cursor) : undefined;
-    const page = await this.audit.pageForTool(id, limit, after);
-    return { items: page.items, nextCursor: page.more && page.last ? encodeAuditCursor(page.last) : null };
+    return this.audit.pageForTool(id, parsePageRequest(query, 'bigint'));
   }
 
   private versionRow(
@@ -306,13 +300,4 @@ function fieldsOf(version: ToolVersionEntity): ToolVersionFields {
     fixtures: fixturesOf(version),
     requireFixtures: version.requireFixtures,
   };
-}
-
-function parseLimit(text: string | undefined): number {
-  if (text === undefined) return AUDIT_PAGE_DEFAULT;
-  const limit = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= 1 && limit <= AUDIT_PAGE_MAX)) {
-    throw RegistryError.invalidQuery([{ path: '/limit', message: `must be an integer from 1 to ${AUDIT_PAGE_MAX}` }]);
-  }
-  return limit;
 }
