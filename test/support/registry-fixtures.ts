@@ -1,4 +1,4 @@
-/** Small builders for registry HTTP tests: a tenant with a key, a valid tool body. */
+/** Small builders for registry HTTP tests: a tenant with a key, a valid tool body, a tool created from it. */
 import type { RunningRegistry } from './registry-server';
 
 export const ALL_SCOPES = ['tools:read', 'tools:write', 'invoke'];
@@ -33,4 +33,15 @@ export function toolBody(overrides: Record<string, unknown> = {}): Record<string
     code: 'export async function handle(input) {\n  return { sum: input.a + input.b };\n}',
     ...overrides,
   };
+}
+
+/** Creates a tool of `owner`'s from toolBody(overrides); answers its id. */
+export async function createToolFor(
+  registry: RunningRegistry,
+  owner: TenantWithKey,
+  overrides: Record<string, unknown> = {},
+): Promise<string> {
+  const response = await registry.http.post('/v1/tools', owner.key, toolBody(overrides));
+  if (response.status !== 201) throw new Error(`create: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body.id as string;
 }

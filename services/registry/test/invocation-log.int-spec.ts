@@ -1,6 +1,6 @@
 /** GET /v1/tools/{id}/invocations over real HTTP: the invocation log newest first, paginated, the tenant's only. */
 import { randomUUID } from 'node:crypto';
-import { createTenantWithKey, toolBody, type TenantWithKey } from '../../../test/support/registry-fixtures';
+import { createTenantWithKey, createToolFor, type TenantWithKey } from '../../../test/support/registry-fixtures';
 import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
 import { queryDatabase } from '../../../test/support/test-database';
 
@@ -20,11 +20,8 @@ afterAll(async () => {
   await registry?.stop();
 });
 
-async function createTool(owner: TenantWithKey): Promise<string> {
-  const response = await registry.http.post('/v1/tools', owner.key, toolBody());
-  if (response.status !== 201) throw new Error(`create: ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body.id as string;
-}
+const createTool = (owner: TenantWithKey, overrides: Record<string, unknown> = {}): Promise<string> =>
+  createToolFor(registry, owner, overrides);
 
 /** Rows as the outcome pipeline writes them (created_at is the run's start), one second apart. */
 async function logInvocations(owner: TenantWithKey, toolId: string, count: number): Promise<string[]> {

@@ -1,7 +1,12 @@
 /** Tool records over real HTTP: CRUD, versions, disable/enable, audit, tenant isolation, secrets, tool-changed events. */
 import { toolChangedChannel } from '@toolhost/queue';
 import Redis from 'ioredis';
-import { createTenantWithKey, toolBody, type TenantWithKey } from '../../../test/support/registry-fixtures';
+import {
+  createTenantWithKey,
+  createToolFor,
+  toolBody,
+  type TenantWithKey,
+} from '../../../test/support/registry-fixtures';
 import { startRegistry, type RunningRegistry } from '../../../test/support/registry-server';
 import { queryDatabase } from '../../../test/support/test-database';
 import { defined } from '../../../test/support/defined';
@@ -22,11 +27,8 @@ afterAll(async () => {
   await registry?.stop();
 });
 
-async function createTool(owner: TenantWithKey, overrides: Record<string, unknown> = {}): Promise<string> {
-  const response = await registry.http.post('/v1/tools', owner.key, toolBody(overrides));
-  if (response.status !== 201) throw new Error(`create: ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body.id as string;
-}
+const createTool = (owner: TenantWithKey, overrides: Record<string, unknown> = {}): Promise<string> =>
+  createToolFor(registry, owner, overrides);
 
 describe('POST /v1/tools and GET /v1/tools/{id}', () => {
   it('returns the contract ToolRecord: version 1, active, counters at 0, secret names without values', async () => {

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, schemaRef } from '@toolhost/observability';
 import { Access } from '../auth/access.decorator';
 import { ApiKeyGuard } from '../auth/api-key.guard';
@@ -7,7 +7,7 @@ import { TenantCaller } from '../auth/caller.decorator';
 import type { TenantPrincipal } from '../auth/principal';
 import { ToolIdPipe } from '../tools/tool-id.pipe';
 import type { InvocationLogItem } from './invocation-log-item';
-import { PAGE_DEFAULT, PAGE_MAX } from '../database/keyset-page';
+import { ApiPageQuery } from '../openapi/page-query.decorator';
 import { InvocationLogService } from './invocation-log.service';
 
 /** A tool's invocation log: what ran, which version, how it ended (the console's "recent invocations"). */
@@ -25,17 +25,7 @@ export class InvocationLogController {
   })
   @ApiSecurity('tenantKey', ['tools:read'])
   @ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: PAGE_MAX, default: PAGE_DEFAULT },
-  })
-  @ApiQuery({
-    name: 'cursor',
-    required: false,
-    schema: { type: 'string' },
-    description: '`nextCursor` of the previous page',
-  })
+  @ApiPageQuery()
   @ApiResponse({ status: 200, description: 'A page of invocations', schema: schemaRef('InvocationLogPage') })
   @ApiErrors(400, 401, 403, 404)
   @Get(':id/invocations')

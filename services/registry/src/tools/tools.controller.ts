@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
-import { PAGE_DEFAULT, PAGE_MAX } from '../database/keyset-page';
-import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiPageQuery } from '../openapi/page-query.decorator';
+import { ApiBody, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ToolRecord, ToolVersionRecord, ToolVersionSummary } from '@toolhost/contracts';
 import { ApiError, ApiErrors, schemaRef } from '@toolhost/observability';
 import type { AuditItem } from '../audit/audit-event';
@@ -177,17 +177,7 @@ export class ToolsController {
   @ApiOperation({ summary: 'Audit events, newest first' })
   @tenantKey('tools:read')
   @ApiParam(TOOL_ID)
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: PAGE_MAX, default: PAGE_DEFAULT },
-  })
-  @ApiQuery({
-    name: 'cursor',
-    required: false,
-    schema: { type: 'string' },
-    description: '`nextCursor` of the previous page',
-  })
+  @ApiPageQuery()
   @ApiResponse({ status: 200, description: 'A page of events', schema: schemaRef('AuditPage') })
   @ApiErrors(400, 401, 403, 404)
   @Get(':id/audit')
