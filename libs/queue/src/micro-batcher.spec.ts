@@ -31,9 +31,28 @@ describe('MicroBatcher', () => {
     const batcher = new MicroBatcher<number>((items) => {
       sizes.push(items.length);
       return Promise.resolve();
-    }, 2);
+    }, { maxBatch: 2 });
     await Promise.all([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
     expect(sizes).toEqual([2, 2, 1]);
+  });
+
+  it("with first: 'now', writes an item at once and gathers the rest of its turn behind it", async () => {
+    const batches: number[][] = [];
+    let release: () => void = () => undefined;
+    const batcher = new MicroBatcher<number>(
+      (items) => {
+        batches.push(items);
+        return batches.length === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve();
+      },
+      { first: 'now' },
+    );
+    const first = batcher.add(1);
+    // Written before add returned, with nothing else.
+    expect(batches).toEqual([[1]]);
+    const later = [batcher.add(2), batcher.add(3)];
+    release();
+    await Promise.all([first, ...later]);
+    expect(batches).toEqual([[1], [2, 3]]);
   });
 
   it('rejects every item of a failed batch and keeps working', async () => {

@@ -4,20 +4,37 @@ interface Pending<T> {
   reject: (error: unknown) => void;
 }
 
+export interface MicroBatcherOptions {
+  /** The most items one write carries (500). */
+  maxBatch?: number;
+  /**
+   * `'now'`: an item added while no write is in flight is written at once, alone, for what waits on it (a caller's
+   * answer); items gather only behind a write in flight. `'turn'` (the default): the first write waits for the end
+   * of this turn of the event loop, so that items added in the same turn share it.
+   */
+  first?: 'now' | 'turn';
+}
+
 /**
- * Groups items into batches without adding latency: the first item is written on the next turn of the event
- * loop, and while a write is in flight the following items gather for the next one. Under load one round trip
- * carries many items; at rest an item waits for nobody. `add` resolves once the batch holding it is written.
- * Hand-written: the batching libraries on npm batch by size or by a timer, and either one adds latency at rest.
+ * Groups items into batches without adding latency: the first item is written at once or on the next turn of the
+ * event loop (see `first`), and while a write is in flight the following items gather for the next one. Under load
+ * one round trip carries many items; at rest an item waits for nobody. `add` resolves once the batch holding it is
+ * written. Hand-written: the batching libraries on npm batch by size or by a timer, and either one adds latency at
+ * rest.
  */
 export class MicroBatcher<T> {
   private buffer: Pending<T>[] = [];
   private flushing: Promise<void> | undefined;
+  private readonly maxBatch: number;
+  private readonly first: 'now' | 'turn';
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
-    private readonly maxBatch = 500,
-  ) {}
+    { maxBatch = 500, first = 'turn' }: MicroBatcherOptions = {},
+  ) {
+    this.maxBatch = maxBatch;
+    this.first = first;
+  }
 
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -33,7 +50,7 @@ export class MicroBatcher<T> {
 
   private async flush(): Promise<void> {
     // Items added in this same turn (jobs finishing together) join the first batch.
-    await new Promise((resolve) => setImmediate(resolve));
+    if (this.first === 'turn') await new Promise((resolve) => setImmediate(resolve));
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.maxBatch);
       try {

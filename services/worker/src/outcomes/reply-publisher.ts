@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { Job } from 'bullmq';
 import type { Invocation } from '@toolhost/contracts';
-import type { InvocationJob, ReplyMessage } from '@toolhost/queue';
+import { MicroBatcher, type InvocationJob, type ReplyMessage } from '@toolhost/queue';
 
 /**
  * Writes the invocation into its job's `returnvalue` and publishes the reply, in one command. BullMQ writes the same
@@ -18,19 +18,24 @@ if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 return 1`;
 const ANSWER_COMMAND = 'toolhostAnswer';
 
-type AnsweringRedis = Redis & {
-  toolhostAnswer(
-    jobKey: string,
-    lockKey: string,
-    invocation: string,
-    channel: string,
-    message: string,
-    token: string,
-  ): Promise<unknown>;
-};
+/** The arguments of one ANSWER_SCRIPT call, in its order. */
+type Answer = [jobKey: string, lockKey: string, invocation: string, channel: string, message: string, token: string];
 
-/** Publishes a finished invocation on the waiting gateway's own channel. */
+interface AnsweringPipeline {
+  toolhostAnswer(...answer: Answer): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/**
+ * Publishes a finished invocation on the waiting gateway's own channel. An answer leaves at once unless one is in
+ * flight; the answers that finish meanwhile leave together, in one write (a pipeline; see MicroBatcher): under load
+ * a write to Redis costs the executor more than the command, since it wakes Redis, which may take the core the
+ * executor was running on.
+ */
 export class ReplyPublisher {
+  // At once when nothing is in flight: a caller waits on it.
+  private readonly answers = new MicroBatcher<Answer>((batch) => this.write(batch), { first: 'now' });
+
   constructor(private readonly redis: Redis) {
     redis.defineCommand(ANSWER_COMMAND, { numberOfKeys: 2, lua: ANSWER_SCRIPT });
   }
@@ -49,13 +54,26 @@ export class ReplyPublisher {
     // The invocation is written once; the reply (a ReplyMessage) wraps the same text.
     const invocationJson = JSON.stringify(invocation);
     const message = `{"invocationId":${JSON.stringify(invocation.id)},"invocation":${invocationJson}}`;
-    await (this.redis as AnsweringRedis).toolhostAnswer(
+    await this.answers.add([
       jobKey,
       `${jobKey}:lock`,
       invocationJson,
       job.data.replyTo ?? '',
       job.data.replyTo ? message : '',
       job.token ?? '',
-    );
+    ]);
+  }
+
+  /** Rejects, for the whole batch, when any answer of it failed (its callers only log or ignore a lost reply). */
+  private async write(batch: Answer[]): Promise<void> {
+    const [only] = batch;
+    if (only && batch.length === 1) {
+      await (this.redis as unknown as Pick<AnsweringPipeline, 'toolhostAnswer'>).toolhostAnswer(...only);
+      return;
+    }
+    const pipeline = this.redis.pipeline() as unknown as AnsweringPipeline;
+    for (const answer of batch) pipeline.toolhostAnswer(...answer);
+    const failed = ((await pipeline.exec()) ?? []).find(([error]) => error !== null);
+    if (failed?.[0]) throw failed[0];
   }
 }
