@@ -3,7 +3,8 @@
 // 'consuming' (stuck); FAKE_RETIRE_AFTER_MS: say 'retiring' then exit 0 after this long; FAKE_SOLO_THEN_DIE=<job>:
 // announce that job as running alone and kill itself as soon as the message is written (FAKE_SOLO_ENDED=1: announce
 // its end first). FAKE_REPORT_CONCURRENCY=1: a gauge `fake_concurrency` with the share of jobs it was given (from its
-// environment, or the 'consume' message that promoted it).
+// environment, or the 'consume' message that promoted it). FAKE_STARTED_THEN_DIE=<a,b,c>: record those jobs started in
+// its started log, the second one ended, send a heartbeat whose list says otherwise, and kill itself.
 'use strict';
 const send = (message) => process.connected && process.send(message, undefined, undefined, () => undefined);
 const startDelay = Number(process.env.FAKE_START_DELAY_MS || 0);
@@ -51,6 +52,16 @@ if (process.env.FAKE_SOLO_THEN_DIE) {
       if (process.env.FAKE_SOLO_ENDED === '1') process.send({ type: 'solo-end', jobId }, undefined, undefined, die);
       else die();
     });
+  }, 200);
+}
+if (process.env.FAKE_STARTED_THEN_DIE) {
+  const [a, b, c] = process.env.FAKE_STARTED_THEN_DIE.split(',');
+  const log = require('node:fs').openSync(process.env.TOOLHOST_EXECUTOR_STARTED_LOG, 'w');
+  setTimeout(() => {
+    for (const line of [`+${a}`, `+${b}`, `-${b}`, `+${c}`]) require('node:fs').writeSync(log, `${line}\n`);
+    process.send({ type: 'heartbeat', rssBytes: 1, metrics: [], started: ['stale'] }, undefined, undefined, () =>
+      process.kill(process.pid, 'SIGKILL'),
+    );
   }, 200);
 }
 process.on('message', (message) => {

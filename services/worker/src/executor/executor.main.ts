@@ -11,7 +11,13 @@ import { ExecutorRoot } from './executor-root';
 import { loadWorkerConfig } from '../worker.config';
 import { HEARTBEAT_MS, stuckAfterMs } from '../ipc/executor-deadlines';
 import { EntryWatchdog } from './entry-watchdog';
-import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from '../ipc/executor-env';
+import {
+  EXECUTOR_CONCURRENCY_ENV,
+  EXECUTOR_REPORT_FD_ENV,
+  EXECUTOR_STANDBY_ENV,
+  EXECUTOR_STARTED_LOG_ENV,
+} from '../ipc/executor-env';
+import { StartedLogWriter } from '../ipc/started-log';
 import { parseSupervisorMessage, type ExecutorMessage } from '../ipc/executor-protocol';
 import { startOrphanWatchdog } from './orphan-watchdog';
 import { StartedRuns } from './started-runs';
@@ -61,8 +67,14 @@ export function runExecutor(parts: ExecutorParts): void {
       }, 50);
     },
   });
-  // Each job's start, as its code is about to enter an isolate: crash recovery puts back the ones that had not.
-  const startedRuns = new StartedRuns((jobId) => post({ type: 'started', jobId }));
+  // Each job's start, as its code is about to enter an isolate, and its end: crash recovery puts back the ones that
+  // had not started. In the log the supervisor gave (no wake-up of the supervisor per run), else on the IPC channel.
+  const logPath = process.env[EXECUTOR_STARTED_LOG_ENV];
+  const startedRuns: StartedRuns = new StartedRuns(
+    logPath
+      ? new StartedLogWriter(logPath, () => startedRuns.list())
+      : { started: (jobId) => post({ type: 'started', jobId }), ended: () => undefined },
+  );
   const sandbox = parts.sandbox(config, metrics, {
     syncEntry: (request, limitAt) => watch.syncEntry(request, limitAt),
     syncExit: () => watch.syncExit(),

@@ -1,9 +1,10 @@
 import { StartedRuns } from './started-runs';
 
 describe('StartedRuns', () => {
-  it('announces a held job once, when its code first enters an isolate, and forgets it once settled', () => {
+  it('logs a held job started once, when its code first enters an isolate, and ended once settled', () => {
     const announced: string[] = [];
-    const runs = new StartedRuns((jobId) => announced.push(jobId));
+    const ended: string[] = [];
+    const runs = new StartedRuns({ started: (jobId) => announced.push(jobId), ended: (jobId) => ended.push(jobId) });
     runs.taken('a');
     runs.taken('b');
     expect(runs.list()).toEqual([]);
@@ -17,7 +18,10 @@ describe('StartedRuns', () => {
     expect(runs.list()).toEqual(['a']);
 
     runs.settled('a');
+    // 'b' never started: its end is not logged.
+    runs.settled('b');
     expect(runs.list()).toEqual([]);
+    expect(ended).toEqual(['a']);
     runs.entered('a');
     expect(announced).toEqual(['a']);
   });

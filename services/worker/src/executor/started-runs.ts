@@ -1,19 +1,24 @@
+/** Where an executor records its runs' starts and ends for its supervisor (see StartedLogWriter). */
+export interface StartedRunsLog {
+  started(jobId: string): void;
+  ended(jobId: string): void;
+}
+
 /**
  * Which of the jobs an executor holds have started: their code entered an isolate. An executor takes many jobs at
  * once, but its tenant's runs enter an isolate one entry at a time, so most of the jobs it holds under load are
  * waiting their turn; when it dies, those had no part in the crash and go back to the queue (CrashedRunRecovery)
- * instead of ending SANDBOX_CRASH. The supervisor learns each start from a 'started' message, sent as the code is
- * about to enter (not waited for: a write to a local socket that the kernel holds once made, so a SIGKILL right
- * after does not lose it; one still queued behind a full socket is lost, and that job then runs again elsewhere,
- * as BullMQ's at-least-once delivery allows), and the list as it stands with every heartbeat, which drops the
- * jobs that ended meanwhile.
+ * instead of ending SANDBOX_CRASH. Each start is recorded as the code is about to enter, and each end of a started
+ * job, in the executor's started log, which its supervisor reads once the executor died (written synchronously:
+ * the kernel holds a write once made, so a SIGKILL right after does not lose it). The list as it stands also goes
+ * with every heartbeat, for a supervisor that cannot read the log.
  */
 export class StartedRuns {
   /** Jobs this executor is processing. */
   private readonly held = new Set<string>();
   private readonly started = new Set<string>();
 
-  constructor(private readonly announce: (jobId: string) => void) {}
+  constructor(private readonly log: StartedRunsLog) {}
 
   /** The processor took this job and is about to run it. */
   taken(jobId: string): void {
@@ -24,13 +29,13 @@ export class StartedRuns {
   entered(invocationId: string): void {
     if (!this.held.has(invocationId) || this.started.has(invocationId)) return;
     this.started.add(invocationId);
-    this.announce(invocationId);
+    this.log.started(invocationId);
   }
 
   /** The processor is done with this job (its handler returned or threw). */
   settled(jobId: string): void {
     this.held.delete(jobId);
-    this.started.delete(jobId);
+    if (this.started.delete(jobId)) this.log.ended(jobId);
   }
 
   /** The jobs started and not settled, for the heartbeat. */

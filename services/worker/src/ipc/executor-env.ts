@@ -6,3 +6,6 @@ export const EXECUTOR_STANDBY_ENV = 'TOOLHOST_EXECUTOR_STANDBY';
 
 /** The file descriptor of the report pipe the supervisor gives an executor (see ENTRY_WATCHDOG_SOURCE). */
 export const EXECUTOR_REPORT_FD_ENV = 'TOOLHOST_EXECUTOR_REPORT_FD';
+
+/** The path of the file where an executor records which of its jobs have started (see StartedLogWriter). */
+export const EXECUTOR_STARTED_LOG_ENV = 'TOOLHOST_EXECUTOR_STARTED_LOG';

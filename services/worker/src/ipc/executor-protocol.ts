@@ -4,9 +4,9 @@ import type { RunOverrun } from '@toolhost/sandbox';
 
 /**
  * IPC between the worker's supervisor and its executor processes. Executors take jobs from Redis themselves, and
- * these messages carry lifecycle, health and metrics. On an invocation's path: `started` (one message per run, not
- * waited for), and the `solo` announcements of a crash suspect's run, which is rare and waits for its neighbours'
- * runs anyway.
+ * these messages carry lifecycle, health and metrics. On an invocation's path: only the `solo` announcements of a
+ * crash suspect's run, which is rare and waits for its neighbours' runs anyway; a run's start goes to the executor's
+ * started log (StartedLogWriter), which wakes nobody, and on this channel only from an executor given no log.
  */
 export type SupervisorMessage =
   | { type: 'drain' }
@@ -30,6 +30,7 @@ export type ExecutorMessage =
   /**
    * This job's code is about to enter an isolate for the first time: from now on a crash may be its doing. A job the
    * executor held but never reported had not started (it waited its turn): crash recovery puts it back in the queue.
+   * Sent only by an executor started without a started log (EXECUTOR_STARTED_LOG_ENV).
    */
   | { type: 'started'; jobId: string }
   /** It stopped taking jobs to be replaced (run count or RSS); it exits 0 once its runs are done. */

@@ -20,8 +20,10 @@ interface Crash {
 function pool(
   env: Record<string, string>,
   overrides: Partial<ExecutorPoolOptions> = {},
-): { pool: ExecutorPool; crashes: Crash[] } {
+): { pool: ExecutorPool; crashes: Crash[]; started: string[][] } {
   const crashes: Crash[] = [];
+  /** What each crash said had started, sorted. */
+  const started: string[][] = [];
   const executors = new ExecutorPool(
     {
       size: 1,
@@ -36,14 +38,15 @@ function pool(
       ...overrides,
     },
     {
-      onCrash: (workerId, reason, soloJobId) => {
+      onCrash: (workerId, reason, soloJobId, _overrun, jobs) => {
         crashes.push({ workerId, reason, ...(soloJobId === undefined ? {} : { soloJobId }) });
+        started.push([...(jobs ?? [])].sort());
         return Promise.resolve();
       },
       onLog: () => undefined,
     },
   );
-  return { pool: executors, crashes };
+  return { pool: executors, crashes, started };
 }
 
 async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
@@ -74,12 +77,12 @@ describe('ExecutorPool', () => {
   /** A started pool of one executor, once it consumes, and that executor's pid. */
   async function consumingPool(
     env: Record<string, string>,
-  ): Promise<{ executors: ExecutorPool; crashes: Crash[]; first: number }> {
-    const { pool: executors, crashes } = pool(env);
+  ): Promise<{ executors: ExecutorPool; crashes: Crash[]; started: string[][]; first: number }> {
+    const { pool: executors, crashes, started } = pool(env);
     pools.push(executors);
     executors.start();
     await until(() => executors.isConsuming);
-    return { executors, crashes, first: defined(pids(executors)[0], 'a consuming executor') };
+    return { executors, crashes, started, first: defined(pids(executors)[0], 'a consuming executor') };
   }
 
   it('reports a dead executor with its worker id and replaces it', async () => {
@@ -95,6 +98,12 @@ describe('ExecutorPool', () => {
     const { crashes, first } = await consumingPool({ FAKE_SOLO_THEN_DIE: 'job-7' });
     await until(() => crashes.length === 1);
     expect(crashes[0]).toEqual({ workerId: `fake-${first}`, reason: 'killed by SIGKILL', soloJobId: 'job-7' });
+  }, 30_000);
+
+  it("reports the jobs a dead executor's started log says were running, not its heartbeat's older list", async () => {
+    const { crashes, started } = await consumingPool({ FAKE_STARTED_THEN_DIE: 'job-a,job-b,job-c' });
+    await until(() => crashes.length === 1);
+    expect(started).toEqual([['job-a', 'job-c']]);
   }, 30_000);
 
   it('reports no solo job when the executor announced its end before dying', async () => {

@@ -1,4 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { backoffDelayMs } from '@toolhost/contracts';
@@ -6,7 +10,13 @@ import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
 import type { MetricsSnapshot } from '@toolhost/observability';
 import { WATCHDOG_EVERY_MS } from '../ipc/executor-deadlines';
-import { EXECUTOR_CONCURRENCY_ENV, EXECUTOR_REPORT_FD_ENV, EXECUTOR_STANDBY_ENV } from '../ipc/executor-env';
+import {
+  EXECUTOR_CONCURRENCY_ENV,
+  EXECUTOR_REPORT_FD_ENV,
+  EXECUTOR_STANDBY_ENV,
+  EXECUTOR_STARTED_LOG_ENV,
+} from '../ipc/executor-env';
+import { readStartedLog, removeStartedLog } from '../ipc/started-log';
 import { parseExecutorMessage, type ExecutorMessage, type SupervisorMessage } from '../ipc/executor-protocol';
 
 export interface ExecutorPoolOptions {
@@ -88,6 +98,8 @@ class Executor {
   soloJobId: string | undefined;
   /** Jobs whose code it reported inside an isolate ('started'), as of its last heartbeat and since. */
   started = new Set<string>();
+  /** Its started log (StartedLogWriter): read after it died, exact where the heartbeat's list may be stale. */
+  startedLog = '';
   /** The run it reported as past its limit in an isolate that does not come back: it was killed for it. */
   overrun: RunOverrun | undefined;
   exited = false;
@@ -142,6 +154,8 @@ export class ExecutorPool {
   private retiredMetrics: Promise<MetricsSnapshot | undefined> = Promise.resolve(undefined);
   /** Crash recoveries under way; a drain waits for them, so no caller is left hanging by a shutdown. */
   private readonly recoveries = new Set<Promise<void>>();
+  /** Where the executors' started logs are, made at the first spawn and removed by `stop()`. */
+  private logDir: string | undefined;
 
   constructor(
     private readonly options: ExecutorPoolOptions,
@@ -219,12 +233,15 @@ export class ExecutorPool {
     for (const executor of all) if (!executor.exited) executor.process.kill('SIGKILL');
     await Promise.all(all.map((executor) => executor.exit));
     await Promise.all([...this.recoveries]);
+    if (this.logDir !== undefined) rmSync(this.logDir, { recursive: true, force: true });
   }
 
   /** A consuming executor in `slot`, or (no slot) the standby, whose share is told when it is promoted. */
   private spawn(standby: true): void;
   private spawn(standby: false, slot: number): void;
   private spawn(standby: boolean, slot = -1): void {
+    this.logDir ??= mkdtempSync(join(tmpdir(), 'toolhost-started-'));
+    const startedLog = join(this.logDir, `${randomUUID()}.log`);
     const child = fork(this.options.modulePath, [], {
       // Every process that loads isolated-vm needs --no-node-snapshot.
       execArgv: ['--no-node-snapshot', `--max-old-space-size=${this.options.maxOldSpaceMb}`],
@@ -232,6 +249,7 @@ export class ExecutorPool {
         ...process.env,
         ...this.options.env,
         [EXECUTOR_REPORT_FD_ENV]: String(REPORT_FD),
+        [EXECUTOR_STARTED_LOG_ENV]: startedLog,
         ...(standby
           ? {}
           : { [EXECUTOR_CONCURRENCY_ENV]: String(concurrencyShare(this.options.concurrency, this.size, slot)) }),
@@ -243,6 +261,7 @@ export class ExecutorPool {
     });
     const executor = new Executor(child);
     executor.slot = slot;
+    executor.startedLog = startedLog;
     this.executors.add(executor);
     if (standby) this.standby = executor;
     child.on('message', (raw: unknown) => this.onMessage(executor, parseExecutorMessage(raw)));
@@ -346,6 +365,10 @@ export class ExecutorPool {
   private async onExit(executor: Executor, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     executor.exited = true;
     this.executors.delete(executor);
+    // Read at once: the process is gone, so the log is whole. Without one (it died before making it), what its
+    // heartbeats and messages said.
+    const logged = readStartedLog(executor.startedLog);
+    removeStartedLog(executor.startedLog);
     this.keepCounts(executor.lastMetrics);
     if (executor === this.standby) {
       // It had no runs: nothing to recover, and it is only replaced, after a pause (it may die again the same way).
@@ -382,7 +405,8 @@ export class ExecutorPool {
             new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_MESSAGES_WAIT_MS))),
           ]);
           clearTimeout(timer);
-          await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun, executor.started);
+          const started = logged ?? executor.started;
+          await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun, started);
         })().catch((error: unknown) => {
           this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
         });
