@@ -28,10 +28,13 @@ describe('MicroBatcher', () => {
 
   it('splits at maxBatch', async () => {
     const sizes: number[] = [];
-    const batcher = new MicroBatcher<number>((items) => {
-      sizes.push(items.length);
-      return Promise.resolve();
-    }, { maxBatch: 2 });
+    const batcher = new MicroBatcher<number>(
+      (items) => {
+        sizes.push(items.length);
+        return Promise.resolve();
+      },
+      { maxBatch: 2 },
+    );
     await Promise.all([1, 2, 3, 4, 5].map((n) => batcher.add(n)));
     expect(sizes).toEqual([2, 2, 1]);
   });

@@ -40,7 +40,7 @@ function pool(
     {
       onCrash: (workerId, reason, soloJobId, _overrun, jobs) => {
         crashes.push({ workerId, reason, ...(soloJobId === undefined ? {} : { soloJobId }) });
-        started.push([...(jobs ?? [])].sort());
+        started.push([...jobs].sort());
         return Promise.resolve();
       },
       onLog: () => undefined,
