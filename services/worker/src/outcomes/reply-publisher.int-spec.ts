@@ -9,6 +9,7 @@ import type { Invocation } from '@toolhost/contracts';
 import { createRedis, INVOCATIONS_QUEUE, type InvocationJob, type ReplyMessage } from '@toolhost/queue';
 import { ReplyPublisher } from './reply-publisher';
 import { defined } from '../../../../test/support/defined';
+import { succeededInvocation } from '../../test/succeeded-invocation';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -71,17 +72,7 @@ describe('ReplyPublisher', () => {
     return job;
   }
 
-  const succeeded = (data: InvocationJob): Invocation => ({
-    id: data.invocationId,
-    tool: `custom_${data.toolId}`,
-    toolId: data.toolId,
-    version: 1,
-    status: 'succeeded',
-    result: data.invocationId,
-    content: [{ type: 'text', text: data.invocationId }],
-    durationMs: 1,
-    logs: [],
-  });
+  const succeeded = (data: InvocationJob): Invocation => succeededInvocation(data, data.invocationId);
 
   it('records and publishes each of the answers given in one turn, and one alone after them', async () => {
     const jobs = [await held('e:1'), await held('e:2'), await held('e:3'), await held('e:4')];

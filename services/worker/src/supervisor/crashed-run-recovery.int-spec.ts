@@ -15,6 +15,7 @@ import { ReplyPublisher } from '../outcomes/reply-publisher';
 import { CrashSuspects, crashSuspectsKey } from '../crash-blame/crash-suspects';
 import { CrashedRunRecovery } from './crashed-run-recovery';
 import { defined } from '../../../../test/support/defined';
+import { succeededInvocation } from '../../test/succeeded-invocation';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -129,17 +130,7 @@ describe('CrashedRunRecovery', () => {
   });
 
   /** A succeeded invocation of `data`'s job. */
-  const succeeded = (data: InvocationJob): Invocation => ({
-    id: data.invocationId,
-    tool: `custom_${data.toolId}`,
-    toolId: data.toolId,
-    version: 1,
-    status: 'succeeded',
-    result: 'my-slug',
-    content: [{ type: 'text', text: 'my-slug' }],
-    durationMs: 3,
-    logs: [],
-  });
+  const succeeded = (data: InvocationJob): Invocation => succeededInvocation(data, 'my-slug');
 
   /**
    * What the executor does once a run has finished, before it completes the job: records the answer, as the run
