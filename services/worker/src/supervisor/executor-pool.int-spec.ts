@@ -3,6 +3,9 @@
  * reported with the dead executor's worker id and replaced, a silent executor is killed, a slow start is not taken
  * for a hang, a retiring executor is replaced before it leaves, and a drain waits for every executor.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AggregatorRegistry } from 'prom-client';
 import { projectRoot } from '../../../../scripts/project-root';
@@ -104,6 +107,15 @@ describe('ExecutorPool', () => {
     const { crashes, started } = await consumingPool({ FAKE_STARTED_THEN_DIE: 'job-a,job-b,job-c' });
     await until(() => crashes.length === 1);
     expect(started).toEqual([['job-a', 'job-c']]);
+  }, 30_000);
+
+  it('removes the started logs a supervisor that died left behind, once its pid is gone', async () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+    const left = join(tmpdir(), `toolhost-started-${String(dead)}-spec`);
+    mkdirSync(left, { recursive: true });
+    writeFileSync(join(left, 'executor.log'), '+job-1\n');
+    await consumingPool({});
+    expect(existsSync(left)).toBe(false);
   }, 30_000);
 
   it('reports no solo job when the executor announced its end before dying', async () => {

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -117,6 +117,30 @@ class Executor {
 
   send(message: SupervisorMessage): void {
     if (this.process.connected) this.process.send(message, undefined, undefined, () => undefined);
+  }
+}
+
+/**
+ * A directory for this supervisor's started logs, named after its pid; those of supervisors that died without
+ * removing theirs (SIGKILL) are removed first, once their pid is gone.
+ */
+function startedLogDir(): string {
+  const parent = tmpdir();
+  for (const name of readdirSync(parent)) {
+    const pid = Number(/^toolhost-started-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    rmSync(join(parent, name), { recursive: true, force: true });
+  }
+  return mkdtempSync(join(parent, `toolhost-started-${String(process.pid)}-`));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, as another user's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -240,7 +264,7 @@ export class ExecutorPool {
   private spawn(standby: true): void;
   private spawn(standby: false, slot: number): void;
   private spawn(standby: boolean, slot = -1): void {
-    this.logDir ??= mkdtempSync(join(tmpdir(), 'toolhost-started-'));
+    this.logDir ??= startedLogDir();
     const startedLog = join(this.logDir, `${randomUUID()}.log`);
     const child = fork(this.options.modulePath, [], {
       // Every process that loads isolated-vm needs --no-node-snapshot.
