@@ -71,12 +71,13 @@ describe('RedisIdempotencyStore (real Redis)', () => {
 
   it('lets a claim lapse after its lease', async () => {
     const id = randomUUID();
-    expect(await store.claim(TENANT, 'lapse', id, 'fp', 20)).toBeUndefined();
+    // Long enough that the read behind the claim comes before it lapses on a loaded machine (20 ms did not).
+    expect(await store.claim(TENANT, 'lapse', id, 'fp', 500)).toBeUndefined();
     expect(await store.read(TENANT, 'lapse')).toMatchObject({ invocationId: id });
-    // A bounded poll: Redis drops the key once 20 ms have passed.
+    // A bounded poll: Redis drops the key once 500 ms have passed.
     let left = await store.read(TENANT, 'lapse');
     for (let tries = 0; left && tries < 200; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 25));
       left = await store.read(TENANT, 'lapse');
     }
     expect(left).toBeUndefined();
