@@ -67,14 +67,11 @@ export function runExecutor(parts: ExecutorParts): void {
       }, 50);
     },
   });
-  // Each job's start, as its code is about to enter an isolate, and its end: crash recovery puts back the ones that
-  // had not started. In the log the supervisor gave (no wake-up of the supervisor per run), else on the IPC channel.
+  // Each job's start, as its code is about to enter an isolate, and its end, in the log the supervisor named: crash
+  // recovery puts back the ones that had not started.
   const logPath = process.env[EXECUTOR_STARTED_LOG_ENV];
-  const startedRuns: StartedRuns = new StartedRuns(
-    logPath
-      ? new StartedLogWriter(logPath, () => startedRuns.list())
-      : { started: (jobId) => post({ type: 'started', jobId }), ended: () => undefined },
-  );
+  if (!logPath) throw new Error(`the executor must be given its started log (${EXECUTOR_STARTED_LOG_ENV})`);
+  const startedRuns: StartedRuns = new StartedRuns(new StartedLogWriter(logPath, () => startedRuns.list()));
   const sandbox = parts.sandbox(config, metrics, {
     syncEntry: (request, limitAt) => watch.syncEntry(request, limitAt),
     syncExit: () => watch.syncExit(),

@@ -34,9 +34,8 @@ describe('executor protocol', () => {
     expect(parseExecutorMessage(message)).toBeUndefined();
   });
 
-  it("parses a job's start, and a heartbeat's list of started jobs (dropping what is not an id)", () => {
-    expect(parseExecutorMessage({ type: 'started', jobId: 'inv-1' })).toEqual({ type: 'started', jobId: 'inv-1' });
-    expect(parseExecutorMessage({ type: 'started', jobId: '' })).toBeUndefined();
+  it("parses a heartbeat's list of started jobs (dropping what is not an id), and no per-run start message", () => {
+    expect(parseExecutorMessage({ type: 'started', jobId: 'inv-1' })).toBeUndefined();
     expect(parseExecutorMessage({ type: 'heartbeat', rssBytes: 1, metrics: [], started: ['a', 7, 'b'] })).toEqual({
       type: 'heartbeat',
       rssBytes: 1,

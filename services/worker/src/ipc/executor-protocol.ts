@@ -6,7 +6,7 @@ import type { RunOverrun } from '@toolhost/sandbox';
  * IPC between the worker's supervisor and its executor processes. Executors take jobs from Redis themselves, and
  * these messages carry lifecycle, health and metrics. On an invocation's path: only the `solo` announcements of a
  * crash suspect's run, which is rare and waits for its neighbours' runs anyway; a run's start goes to the executor's
- * started log (StartedLogWriter), which wakes nobody, and on this channel only from an executor given no log.
+ * started log (StartedLogWriter), which wakes nobody.
  */
 export type SupervisorMessage =
   | { type: 'drain' }
@@ -24,15 +24,9 @@ export type ExecutorMessage =
       type: 'heartbeat';
       rssBytes: number;
       metrics: MetricsSnapshot;
-      /** The jobs whose code is inside an isolate now (replaces what the 'started' messages before it said). */
+      /** The jobs whose code is inside an isolate now: what recovery reads when the started log cannot be. */
       started?: string[];
     }
-  /**
-   * This job's code is about to enter an isolate for the first time: from now on a crash may be its doing. A job the
-   * executor held but never reported had not started (it waited its turn): crash recovery puts it back in the queue.
-   * Sent only by an executor started without a started log (EXECUTOR_STARTED_LOG_ENV).
-   */
-  | { type: 'started'; jobId: string }
   /** It stopped taking jobs to be replaced (run count or RSS); it exits 0 once its runs are done. */
   | { type: 'retiring'; reason: string }
   /**
@@ -72,7 +66,6 @@ export function parseExecutorMessage(value: unknown): ExecutorMessage | undefine
         : undefined;
     case 'retiring':
       return { type: 'retiring', reason: typeof value.reason === 'string' ? value.reason : 'unknown' };
-    case 'started':
     case 'solo':
     case 'solo-end':
       return typeof value.jobId === 'string' && value.jobId.length > 0

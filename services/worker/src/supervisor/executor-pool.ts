@@ -96,7 +96,7 @@ class Executor {
   lastMetrics: MetricsSnapshot | undefined;
   /** The job it announced as running alone ('solo'), until it announces its end. */
   soloJobId: string | undefined;
-  /** Jobs whose code it reported inside an isolate ('started'), as of its last heartbeat and since. */
+  /** Jobs whose code it reported inside an isolate, as of its last heartbeat: used when its started log cannot be read. */
   started = new Set<string>();
   /** Its started log (StartedLogWriter): read after it died, exact where the heartbeat's list may be stale. */
   startedLog = '';
@@ -323,7 +323,7 @@ export class ExecutorPool {
         return;
       case 'heartbeat':
         executor.rssBytes = message.rssBytes;
-        // Its list as of now, sent after every 'started' before it on the same ordered channel.
+        // Its list as of now: recovery's fallback when the started log cannot be read.
         if (message.started !== undefined) executor.started = new Set(message.started);
         // The first heartbeat comes before the executor has anything to count.
         if (message.metrics.length > 0) executor.lastMetrics = message.metrics;
@@ -333,9 +333,6 @@ export class ExecutorPool {
         executor.leaving = true;
         // The replacement starts now, so capacity does not dip while the old one finishes its runs.
         if (!this.closing) this.replace(0, executor.slot);
-        return;
-      case 'started':
-        executor.started.add(message.jobId);
         return;
       case 'solo':
         executor.soloJobId = message.jobId;
@@ -389,9 +386,10 @@ export class ExecutorPool {
   private async onExit(executor: Executor, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     executor.exited = true;
     this.executors.delete(executor);
-    // Read at once: the process is gone, so the log is whole. Without one (it died before making it), what its
-    // heartbeats and messages said.
-    const logged = readStartedLog(executor.startedLog);
+    // Read only for a crash, which has runs to recover, and at once: the process is gone, so the log is whole.
+    // Without one to read, what its heartbeats said.
+    const crashed = executor !== this.standby && !(code === 0 && executor.leaving);
+    const started = crashed ? (readStartedLog(executor.startedLog) ?? executor.started) : undefined;
     removeStartedLog(executor.startedLog);
     this.keepCounts(executor.lastMetrics);
     if (executor === this.standby) {
@@ -414,8 +412,7 @@ export class ExecutorPool {
       const delay = this.earlyDeaths === 0 ? 0 : backoffDelayMs(this.earlyDeaths, { firstMs: 200, maxMs: 5_000 });
       this.replace(delay, executor.slot);
     }
-    const clean = code === 0 && executor.leaving;
-    if (!clean) {
+    if (started !== undefined) {
       const reason = signal ? `killed by ${signal}` : `exited with code ${String(code)}`;
       this.crashes += 1;
       this.events.onCount?.('crash');
@@ -429,7 +426,6 @@ export class ExecutorPool {
             new Promise<void>((resolve) => (timer = setTimeout(resolve, LAST_MESSAGES_WAIT_MS))),
           ]);
           clearTimeout(timer);
-          const started = logged ?? executor.started;
           await this.events.onCrash(workerId, reason, executor.soloJobId, executor.overrun, started);
         })().catch((error: unknown) => {
           this.events.onLog('error', `could not end the runs of a dead executor: ${String(error)}`);
