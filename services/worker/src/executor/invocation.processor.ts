@@ -9,6 +9,7 @@ import type { OutcomeWriteError } from '../run/outcome-write.error';
 import type { ReplyPublisher } from '../outcomes/reply-publisher';
 import { SoloGate } from '../crash-blame/solo-gate';
 import type { StartedRuns } from './started-runs';
+import { JobPump } from './job-pump';
 
 export interface ProcessorOptions {
   connection: Redis;
@@ -55,18 +56,19 @@ const OUTCOME_BACKOFF_FIRST_MS = 100;
 const OUTCOME_BACKOFF_MAX_MS = 2_000;
 
 /**
- * Consumes the invocations queue with a stock BullMQ `Worker`. Created paused: `start()` is called once Redis and the
- * registry answer. A finished run — failed tools included — completes the job with the Invocation as its return value
- * (the durable answer for polling) after the reply is published; only infrastructure errors before the run finished
- * throw and retry.
+ * Consumes the invocations queue with a BullMQ `Worker` driven by a JobPump (a fetched job starts at once). Created
+ * idle: `start()` is called once Redis and the registry answer. A finished run — failed tools included — completes
+ * the job with the Invocation as its return value (the durable answer for polling) after the reply is published;
+ * only infrastructure errors before the run finished throw and retry.
  *
- * A crash suspect's run goes alone (SoloGate): from the moment it arrives the worker is paused (`pause(true)`: no more
- * fetches, BullMQ's fetch-on-complete included, runs in hand go on), and a job that still reaches the processor
- * meanwhile (a blocking fetch already on its way) is moved back to the queue untouched (`moveToWait` +
- * `WaitingError`), for another executor or for this one once the solo run is over and the worker resumes.
+ * A crash suspect's run goes alone (SoloGate): from the moment it arrives the pump is paused (no more fetches,
+ * fetch-on-complete included, runs in hand go on), and a job that still reaches the processor meanwhile (a blocking
+ * fetch already on its way) is moved back to the queue untouched (`moveToWait` + `WaitingError`), for another
+ * executor or for this one once the solo run is over and the pump resumes.
  */
 export class InvocationProcessor {
   private readonly worker: Worker<InvocationJob, Invocation>;
+  private readonly pump: JobPump<InvocationJob, Invocation>;
   private readonly outcomeRetryMs: number;
   private readonly gate = new SoloGate();
   private readonly solo: SoloRuns | undefined;
@@ -84,21 +86,25 @@ export class InvocationProcessor {
     this.solo = options.solo;
     this.outcomes = options.outcomes;
     this.runs = options.runs;
-    this.worker = new Worker<InvocationJob, Invocation>(INVOCATIONS_QUEUE, (job, token) => this.handle(job, token), {
+    // No processor: the pump takes the jobs (BullMQ's manual processing).
+    this.worker = new Worker<InvocationJob, Invocation>(INVOCATIONS_QUEUE, null, {
       connection: options.connection,
       prefix: options.prefix,
-      concurrency: options.concurrency,
       lockDuration: options.lockDurationMs,
       autorun: false,
     });
-    this.worker.on('failed', (job, error) => void this.onFailed(job, error));
     this.worker.on('error', (error) => this.hooks.onWorkerError?.(error));
+    this.pump = new JobPump(this.worker, (job, token) => this.handle(job, token), {
+      concurrency: options.concurrency,
+      lockDurationMs: options.lockDurationMs,
+      onFailed: (job, error) => void this.onFailed(job, error),
+      onError: (error) => this.hooks.onWorkerError?.(error),
+    });
   }
 
   /** `concurrency`, when given, replaces the one it was created with (a standby learns its share when promoted). */
   start(concurrency?: number): void {
-    if (concurrency !== undefined) this.worker.concurrency = concurrency;
-    void this.worker.run();
+    this.pump.start(concurrency);
   }
 
   /** Every job this processor takes is locked with a token `${workerId}:<n>` (how a dead executor's jobs are found). */
@@ -109,14 +115,14 @@ export class InvocationProcessor {
   /** Stops taking jobs and waits for the active ones to finish. */
   async close(): Promise<void> {
     this.closing = true;
-    await this.worker.close();
+    await this.pump.close();
   }
 
-  private async handle(job: Job<InvocationJob, Invocation>, token: string | undefined): Promise<Invocation> {
+  private async handle(job: Job<InvocationJob, Invocation>, token: string): Promise<Invocation> {
     // Typed as version 1, but a job may come from a newer producer.
     const { v } = job.data as { v: unknown };
     if (v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(v)}`);
-    if (this.gate.soloPending && token !== undefined) {
+    if (this.gate.soloPending) {
       // Taken while a solo run waits or runs: it would only wait here, so it goes back to the queue untouched.
       await job.moveToWait(token);
       throw new WaitingError();
@@ -127,7 +133,7 @@ export class InvocationProcessor {
   }
 
   private async alone(job: Job<InvocationJob, Invocation>, jobId: string, solo: SoloRuns): Promise<Invocation> {
-    void this.worker.pause(true);
+    this.pump.pause();
     try {
       return await this.gate.alone(async () => {
         // Unannounced (the supervisor is gone: this executor is draining), it runs all the same.
@@ -142,7 +148,7 @@ export class InvocationProcessor {
         return invocation;
       });
     } finally {
-      if (!this.gate.soloPending && !this.closing) void this.worker.resume();
+      if (!this.gate.soloPending && !this.closing) this.pump.resume();
     }
   }
 
