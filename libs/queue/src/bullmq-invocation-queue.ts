@@ -4,6 +4,7 @@ import { invocationJobOptions, type Retention } from './job-options';
 import { INVOCATIONS_QUEUE } from './names';
 import type { InvocationJobV1 } from './payloads';
 import { withDeadline } from './deadline';
+import { coalesceWrites } from './redis-connection';
 import { EnqueueUnconfirmedError, type InvocationQueue, type JobSnapshot } from './invocation-queue';
 
 /** BullMQ job name of an invocation (workers read `job.data`, the name is for people looking at the queue). */
@@ -31,6 +32,8 @@ export class BullmqInvocationQueue implements InvocationQueue {
 
   async enqueue(job: InvocationJobV1, backlogPosition = 0): Promise<void> {
     this.assertConnected();
+    // The adds of the requests handled in this turn leave in one write (1.13x req/s at 64 clients, docs/pipeline.md).
+    coalesceWrites(this.redis);
     try {
       await withDeadline(
         this.queue.add(INVOKE_JOB_NAME, job, invocationJobOptions(job.invocationId, this.retention, backlogPosition)),
