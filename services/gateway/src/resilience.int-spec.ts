@@ -200,6 +200,9 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
       REGISTRY_URL: registry.url,
       INTERNAL_API_TOKEN: registry.token,
       ENQUEUE_TIMEOUT_MS: String(ENQUEUE_TIMEOUT_MS),
+      // Held for the whole file: by default stock unused for 500 ms goes back, and a stall outlasts that, so the next
+      // call's acquire waited on a lease behind the stall and was refused before its enqueue ("nothing was enqueued").
+      QUOTA_LEASE_HOLD_MS: '60000',
     });
     // Warm: key, tool and quota leases are held, so the stalled calls below reach the enqueue without Redis.
     expect((await invoke({ n: 0 })).status).toBe(200);
