@@ -110,7 +110,11 @@ export class JobPump<Data, Result> {
         await Promise.race([new Promise((resolve) => setTimeout(resolve, waitMs).unref()), this.nextChange()]);
         continue;
       }
-      if (job instanceof Job) this.begin(job as Job<Data, Result>, token);
+      if (!(job instanceof Job)) continue;
+      this.begin(job as Job<Data, Result>, token);
+      // The job's run may finish within this turn (a synchronous isolate entry); its answer is written by the
+      // promise callbacks behind it. The next fetch waits for those, so its write and reply are not on that path.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
