@@ -29,9 +29,6 @@ export function redisOptions(role: RedisRole): RedisOptions {
   }
 }
 
-/** Connections whose socket holds this turn's writes (see coalesceWrites). */
-const coalescing = new WeakSet<object>();
-
 /**
  * Holds the commands written on this connection for the rest of the event loop's turn and sends them in one write
  * when the turn's I/O callbacks have run (`setImmediate`): the commands of the requests handled in one turn share a
@@ -42,13 +39,10 @@ const coalescing = new WeakSet<object>();
 export function coalesceWrites(redis: Redis): void {
   // Typed as always there; absent before the first connect.
   const stream = redis.stream as Redis['stream'] | undefined;
-  if (!stream || coalescing.has(stream)) return;
-  coalescing.add(stream);
+  // Already held for this turn (nothing else corks these sockets).
+  if (!stream || stream.writableCorked > 0) return;
   stream.cork();
-  setImmediate(() => {
-    coalescing.delete(stream);
-    stream.uncork();
-  });
+  setImmediate(() => stream.uncork());
 }
 
 /** An ioredis client for `url` (which may name a database index: redis://host:6379/5). */

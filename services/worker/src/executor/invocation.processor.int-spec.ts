@@ -29,6 +29,7 @@ import { ProcessorMetrics } from './processor-metrics';
 import { metricsOn } from './processor-metrics.fixtures';
 import { ReplyPublisher } from '../outcomes/reply-publisher';
 import { defined } from '../../../../test/support/defined';
+import { until } from '../../test/until';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -80,14 +81,6 @@ function outcomeFor(invocation: Invocation, data: InvocationJob): OutcomeJob {
     startedAt: at,
     finishedAt: at,
   };
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('InvocationProcessor', () => {

@@ -5,10 +5,11 @@
  * outlives the lock keeps it; close waits for the runs in hand.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
 import { createRedis } from '@toolhost/queue';
 import { JobPump, type JobHandler } from './job-pump';
+import { until } from '../../test/until';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = 'pump';
@@ -59,26 +60,24 @@ describe('JobPump', () => {
     pump.start();
   }
 
-  /** The job's return value once it completed (its failure rejects). */
+  /**
+   * The job's return value once it completed (its failure rejects). Polled: QueueEvents reads from when its first
+   * read is made, so an end in between is missed and the wait hangs.
+   */
   async function finished(job: Job<Data, string>): Promise<string> {
-    const events = new QueueEvents(QUEUE, { connection: { url: REDIS_URL }, prefix });
-    try {
-      await events.waitUntilReady();
-      const value: unknown = await job.waitUntilFinished(events);
-      return String(value);
-    } finally {
-      await events.close();
-    }
-  }
-
-  /** Resolves once `predicate` holds, polling (the test's timeout bounds the wait). */
-  async function until(predicate: () => boolean | Promise<boolean>): Promise<void> {
-    while (!(await predicate())) await new Promise((resolve) => setTimeout(resolve, 20));
+    const id = job.id ?? '';
+    let state = '';
+    await until(async () => {
+      state = await queue.getJobState(id);
+      return state === 'completed' || state === 'failed';
+    });
+    const stored = await queue.getJob(id);
+    if (state === 'failed') throw new Error(stored?.failedReason ?? 'failed');
+    return String(stored?.returnvalue);
   }
 
   it('starts each job it fetches before it fetches again', async () => {
     let order: string[] = [];
-    const finishedRuns: Promise<void>[] = [];
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     startPump((job) => {
@@ -95,8 +94,7 @@ describe('JobPump', () => {
     // before it started the second: one start per round trip.
     expect(order.slice(0, 3)).toEqual(['run 1', 'run 2', 'run 3']);
     release();
-    for (const job of jobs) finishedRuns.push(finished(job).then((value) => expect(value).toBe('done')));
-    await Promise.all(finishedRuns);
+    expect(await Promise.all(jobs.map((job) => finished(job)))).toEqual(['done', 'done', 'done']);
   });
 
   it('runs a backlog within its concurrency, each job completed with its own value', async () => {
