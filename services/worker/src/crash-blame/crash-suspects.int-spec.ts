@@ -58,6 +58,27 @@ describe('CrashSuspects', () => {
     expect(await redis.exists(key)).toBe(0);
   });
 
+  it('keeps what it learned while a read was in flight: the read may have been answered before it', async () => {
+    const executor = new CrashSuspects(redis, prefix);
+    const supervisor = new CrashSuspects(redis, prefix);
+    await supervisor.accuse([{ toolId: 'cleared', version: 1 }]);
+    await executor.refresh();
+
+    // The read is sent first, so Redis answers it before the clear's ZREM: its answer still lists the suspect.
+    const read = executor.refresh();
+    const cleared = executor.clear({ toolId: 'cleared', version: 1 });
+    // An accusation heard meanwhile (published after the read was answered, in a real race) is not in that answer.
+    executor.heard(JSON.stringify({ accused: ['heard@4'] }));
+    await Promise.all([read, cleared]);
+    expect(executor.has({ toolId: 'cleared', version: 1 })).toBe(false);
+    expect(executor.has({ toolId: 'heard', version: 4 })).toBe(true);
+
+    // What was learned is the set's business again after that read: the next one decides.
+    await executor.refresh();
+    expect(executor.has({ toolId: 'heard', version: 4 })).toBe(false);
+    expect(executor.has({ toolId: 'cleared', version: 1 })).toBe(false);
+  });
+
   it('reads the suspects again on its own once started', async () => {
     const executor = new CrashSuspects(redis, prefix);
     await executor.start(10);

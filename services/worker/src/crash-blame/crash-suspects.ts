@@ -34,6 +34,13 @@ export class CrashSuspects {
   private known = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
+  /**
+   * What this process learned while a read was in flight (true: accused, false: cleared), the last word per tool
+   * version. The read's answer may predate it, and must not undo it: a clear would come back for up to a second (the
+   * tool's next run going alone again), and an accusation heard meanwhile would be lost (its next run going beside
+   * others, which is how a suspect kills its neighbours again).
+   */
+  private readonly learned = new Map<string, boolean>();
 
   private readonly key: string;
   private readonly channel: string;
@@ -78,11 +85,17 @@ export class CrashSuspects {
       .zrangebyscore(this.key, Date.now(), '+inf')
       .then(
         (members) => {
-          this.known = new Set(members);
+          const known = new Set(members);
+          for (const [name, accused] of this.learned) {
+            if (accused) known.add(name);
+            else known.delete(name);
+          }
+          this.known = known;
         },
         () => undefined, // keep what was known
       )
       .finally(() => {
+        this.learned.clear();
         this.reading = undefined;
       });
     return this.reading;
@@ -101,7 +114,7 @@ export class CrashSuspects {
       .exec();
     const failed = results?.find(([error]) => error !== null);
     if (results === null || failed) throw failed?.[0] ?? new Error('the accusation was not written');
-    for (const name of members) this.known.add(name);
+    for (const name of members) this.learn(name, true);
   }
 
   /** An accusation published by a supervisor (`crashSuspectsChannel`): known at once, before the next read. */
@@ -109,14 +122,20 @@ export class CrashSuspects {
     try {
       const { accused } = JSON.parse(message) as { accused?: unknown };
       if (!Array.isArray(accused)) return;
-      for (const name of accused) if (typeof name === 'string') this.known.add(name);
+      for (const name of accused) if (typeof name === 'string') this.learn(name, true);
     } catch {
       // A malformed message is dropped; the next read brings the set.
     }
   }
 
   async clear(tool: ToolVersion): Promise<void> {
-    this.known.delete(member(tool));
+    this.learn(member(tool), false);
     await this.redis.zrem(this.key, member(tool));
+  }
+
+  private learn(name: string, accused: boolean): void {
+    if (accused) this.known.add(name);
+    else this.known.delete(name);
+    if (this.reading !== undefined) this.learned.set(name, accused);
   }
 }
