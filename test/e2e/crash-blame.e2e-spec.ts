@@ -35,6 +35,21 @@ const inFlight = (stack: Stack, n: number) =>
   );
 
 /**
+ * Starts a neighbour's run without waiting for its answer and resolves once its job is running (taken by the
+ * executor), with the wait for its answer. Whatever is invoked after that comes after it in the executor. (The
+ * in-flight gauge cannot say so: it is as of the last heartbeat, and one taken while the previous run finished still
+ * counts that run, so a run invoked "after" the neighbour could be taken before it.)
+ */
+async function running(stack: Stack, key: string, tool: string): Promise<() => Promise<Answer>> {
+  const accepted = await stack.invoke<{ id: string }>(key, { tool, input: {}, wait: false });
+  expect(accepted.status).toBe(202);
+  const poll = async (): Promise<Answer> =>
+    (await stack.gateway<Answer>('GET', `/v1/invocations/${accepted.body.id}`, key)).body;
+  await Stack.until(poll, (answer) => answer.status !== 'queued');
+  return () => Stack.until(poll, (answer) => answer.status !== 'queued' && answer.status !== 'running', 60_000);
+}
+
+/**
  * Waits until `n` solo runs have started. The supervisor counts one as its 'solo' message arrives, so by then it
  * knows which run is alone.
  */
@@ -83,13 +98,12 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
 
     // 1. The killer kills the executor while the neighbour's run is going there too: neither is blamed.
     await consuming();
-    const neighbourFirst = runNeighbour();
-    await inFlight(stack, 1);
+    const neighbourFirst = await running(stack, otherKey, neighbourTool.toolName);
     const first = runKiller();
     await inFlight(stack, 2);
     crash();
     expect((await first).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
-    expect((await neighbourFirst).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
+    expect(await neighbourFirst()).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
     for (const [key, id] of [
       [killerKey, killer.id],
       [otherKey, neighbourTool.id],
@@ -113,10 +127,9 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
     let solos = solosBefore + 1;
     for (let failures = 1; failures <= 3; failures += 1) {
       await consuming();
-      const neighbour = runNeighbour();
-      await inFlight(stack, 1);
+      const neighbour = await running(stack, otherKey, neighbourTool.toolName);
       const killed = runKiller();
-      expect((await neighbour).body).toMatchObject({ status: 'succeeded', result: 'done' });
+      expect(await neighbour()).toMatchObject({ status: 'succeeded', result: 'done' });
       await soloRuns(stack, (solos += 1));
       crash();
       expect((await killed).body).toMatchObject({ status: 'failed', error: { code: 'SANDBOX_CRASH' } });
@@ -148,13 +161,12 @@ describe('pinning executor crashes on the tool that causes them (e2e)', () => {
 
     // Make the killer a suspect: it kills its executor beside the neighbour's run.
     await consuming();
-    const neighbour = stack.invoke<Answer>(otherKey, { tool: neighbourTool.toolName, input: {}, timeoutMs: 30_000 });
-    await inFlight(stack, 1);
+    const neighbour = await running(stack, otherKey, neighbourTool.toolName);
     const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     await inFlight(stack, 2);
     crash();
     expect((await first).body.error?.code).toBe('SANDBOX_CRASH');
-    expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour()).error?.code).toBe('SANDBOX_CRASH');
 
     // Now it runs alone. A slug call made meanwhile is not taken by its executor (it would only wait there): it
     // stays queued, for any other executor, until the solo run is over.
@@ -245,8 +257,7 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     const fresh = await stack.createTool(otherKey, busyTool(3_000));
 
     // The first crash, beside the neighbour's run: blamed on nobody, both become suspects.
-    const neighbour = stack.invoke<Answer>(otherKey, { tool: busy.toolName, input: {}, timeoutMs: 30_000 });
-    await inFlight(stack, 1);
+    const neighbour = await running(stack, otherKey, busy.toolName);
     const first = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     await inFlight(stack, 2);
     const before = await metric(stack, 'toolhost_worker_solo_runs_total');
@@ -258,7 +269,7 @@ describe('a suspect retried at once, on a promoted standby (e2e)', () => {
     const retried = stack.invoke<Answer>(killerKey, { tool: killer.toolName, input: {}, timeoutMs: 30_000 });
     // Its wait covers the solo run and an executor's replacement, twice: on a loaded machine that took over 30 s.
     const other = stack.invoke<Answer>(otherKey, { tool: fresh.toolName, input: {}, timeoutMs: 90_000 });
-    expect((await neighbour).body.error?.code).toBe('SANDBOX_CRASH');
+    expect((await neighbour()).error?.code).toBe('SANDBOX_CRASH');
     await soloRuns(stack, before + 1);
     // Alone, its crash is its own.
     process.kill(consumingPid(), 'SIGKILL');
