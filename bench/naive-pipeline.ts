@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import Fastify from 'fastify';
 import ivm from 'isolated-vm';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { REDIS_URL } from '../test/e2e/stack';
 
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
@@ -71,8 +72,9 @@ export async function startNaivePipeline(
 ): Promise<{ url: string; processes: Record<'gateway' | 'worker', () => number[]>; stop: () => Promise<void> }> {
   const queueName = `bench-naive-${randomUUID()}`;
   const start = async (args: string[]): Promise<{ child: ChildProcess; message: unknown }> => {
-    // isolated-vm needs the flag in every process that loads it.
-    const child = fork(__filename, args, { execArgv: ['--no-node-snapshot'] });
+    // isolated-vm needs --no-node-snapshot in every process that loads it; the young generation is toolhost's too, so
+    // that the comparison is not one of GC settings.
+    const child = fork(__filename, args, { execArgv: [...SERVICE_NODE_FLAGS] });
     const message = await new Promise((resolve) => child.once('message', resolve));
     return { child, message };
   };

@@ -25,6 +25,7 @@ import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { INVOCATIONS_QUEUE, outcomesStreamKey } from '@toolhost/queue';
 import { projectRoot } from '../scripts/project-root';
 import { POSTGRES_URL, REDIS_URL, Stack } from '../test/e2e/stack';
@@ -86,7 +87,7 @@ interface Drain {
 /** A worker service joining `stack` (same Redis, registry, prefix and secrets); resolves once it is ready. */
 async function addWorker(subject: Subject): Promise<ChildProcess> {
   const { stack, prefix } = subject;
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist/services/worker/src/main.js')], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist/services/worker/src/main.js')], {
     cwd: root,
     env: {
       ...process.env,

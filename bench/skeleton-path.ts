@@ -13,6 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
+import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
 import { REDIS_URL } from '../test/e2e/stack';
 
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
@@ -72,7 +73,8 @@ function gateway(queueName: string): void {
 export async function startSkeleton(): Promise<{ url: string; pids: () => number[]; stop: () => Promise<void> }> {
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
-    const child = fork(__filename, [role, queueName], { execArgv: [] });
+    // The services' young generation (SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's.
+    const child = fork(__filename, [role, queueName], { execArgv: [YOUNG_GENERATION_FLAG] });
     const message = await new Promise((resolve) => child.once('message', resolve));
     return { child, message };
   };

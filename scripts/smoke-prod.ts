@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { projectRoot } from './project-root';
 import { dropRedisKeys } from './redis-keys';
 import { createDemoTool, postJson } from './demo-tool';
@@ -66,7 +67,7 @@ function layOut(dir: string): void {
 }
 
 function start(dir: string, name: string, port: number, env: NodeJS.ProcessEnv): Service {
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(dir, 'dist/services', name, 'src/main.js')], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(dir, 'dist/services', name, 'src/main.js')], {
     cwd: dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { backoffDelayMs } from '@toolhost/contracts';
 import { projectRoot } from './project-root';
 
@@ -61,7 +62,7 @@ function developmentCredentials(env: Env): { values: Env; generated: string[] } 
 }
 
 function startService(name: string, entry: string, env: Env): ChildProcess {
-  const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', entry)], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist', entry)], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

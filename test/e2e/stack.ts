@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { projectRoot } from '../../scripts/project-root';
 import { loadWorkerConfig } from '../../services/worker/src/worker.config';
 import { listeningPorts } from '../support/listening-ports';
@@ -202,7 +203,7 @@ export class Stack {
   private async launch(name: string, env: Record<string, string>): Promise<string> {
     // Read before the process exists, so a configuration it cannot read leaves nothing running.
     const drainMs = drainBoundMs(name, env);
-    const child = spawn(process.execPath, ['--no-node-snapshot', join(root, 'dist', this.mainOf(name))], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist', this.mainOf(name))], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { validate as lintDockerfile } from 'dockerfile-utils';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { parse, parseAllDocuments } from 'yaml';
 import { alertRules, dashboardQueries } from './dashboard-metrics';
 import { k8sModelOf } from './k8s-models';
@@ -263,6 +264,13 @@ describe('docker/Dockerfile', () => {
       return `${range.start.line + 1}: ${text}`;
     });
     expect(messages).toEqual([]);
+  });
+
+  it('starts each service with the flags every toolhost service process gets (SERVICE_NODE_FLAGS)', () => {
+    const entrypoint = readFileSync(at('docker/entrypoint.sh'), 'utf8');
+    const execs = entrypoint.split('\n').filter((line) => /\bexec node\b/.test(line));
+    expect(execs).toHaveLength(1);
+    expect(execs[0]).toContain(`exec node ${SERVICE_NODE_FLAGS.join(' ')} "/app/dist/services/`);
   });
 });
 

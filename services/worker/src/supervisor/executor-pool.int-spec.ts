@@ -4,10 +4,11 @@
  * for a hang, a retiring executor is replaced before it leaves, and a drain waits for every executor.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AggregatorRegistry } from 'prom-client';
+import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { projectRoot } from '../../../../scripts/project-root';
 import { ExecutorPool, type ExecutorPoolOptions } from './executor-pool';
 import { defined } from '../../../../test/support/defined';
@@ -87,6 +88,12 @@ describe('ExecutorPool', () => {
     await until(() => executors.isConsuming);
     return { executors, crashes, started, first: defined(pids(executors)[0], 'a consuming executor') };
   }
+
+  it("starts executors with the services' node flags and its own heap limit", async () => {
+    const { first } = await consumingPool({});
+    const argv = readFileSync(`/proc/${first}/cmdline`, 'utf8').split('\0');
+    for (const flag of [...SERVICE_NODE_FLAGS, '--max-old-space-size=64']) expect(argv).toContain(flag);
+  }, 30_000);
 
   it('reports a dead executor with its worker id and replaces it', async () => {
     const { executors, crashes, first } = await consumingPool({});
