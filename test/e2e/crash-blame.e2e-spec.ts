@@ -14,25 +14,14 @@ import {
   busyTool,
   executorPids,
   gauge,
+  inFlight,
+  metric,
   oneExecutorStack,
   slugTool,
   workerMetrics,
   type Answer,
 } from './executor-support';
 import { defined } from '../support/defined';
-
-/** A series of the worker's metrics, 0 while absent. */
-async function metric(stack: Stack, series: string): Promise<number> {
-  const value = gauge(await workerMetrics(stack), series);
-  return Number.isNaN(value) ? 0 : value;
-}
-
-/** Waits until the worker's executors hold `n` runs (as of their last heartbeats, at most a second old). */
-const inFlight = (stack: Stack, n: number) =>
-  Stack.until(
-    () => metric(stack, 'toolhost_worker_sandbox_in_flight'),
-    (value) => value === n,
-  );
 
 /**
  * Starts a neighbour's run without waiting for its answer and resolves once its job is running (taken by the

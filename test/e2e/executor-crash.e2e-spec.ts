@@ -7,6 +7,7 @@ import {
   busyTool,
   executorPids,
   gauge,
+  inFlight,
   oneExecutorStack,
   slugTool,
   workerMetrics,
@@ -36,15 +37,9 @@ describe('worker executor crashes (e2e)', () => {
     const tool = await stack.createTool(key, busyTool(15_000));
     // The gauge is as of the last heartbeat, which can still count an earlier run: idle first, so that the 1 below
     // is this run's.
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => (gauge(text, 'toolhost_worker_sandbox_in_flight') || 0) === 0,
-    );
+    await inFlight(stack, 0);
     const answer = stack.invoke<Answer>(key, { tool: tool.toolName, input: {}, timeoutMs: 30_000 });
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
-    );
+    await inFlight(stack, 1);
     const pid = defined(executorPids(stack)[0], 'an executor pid');
     return { answer, toolId: tool.id, pid };
   }

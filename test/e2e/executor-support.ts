@@ -27,6 +27,22 @@ export const gauge = (text: string, series: string): number => {
   return match ? Number(match[1]) : NaN;
 };
 
+/** A series of the worker's metrics, 0 while absent. */
+export async function metric(stack: Stack, series: string): Promise<number> {
+  const value = gauge(await workerMetrics(stack), series);
+  return Number.isNaN(value) ? 0 : value;
+}
+
+/**
+ * Waits until the worker's executors hold `n` runs, as of their last heartbeats (at most a second old, so a 1 read
+ * just after a run ended may still count that run: wait for 0 first when that matters).
+ */
+export const inFlight = (stack: Stack, n: number): Promise<number> =>
+  Stack.until(
+    () => metric(stack, 'toolhost_worker_sandbox_in_flight'),
+    (value) => value === n,
+  );
+
 /** Resolves once the worker has one consuming executor and a loaded standby (a replacement is a message away). */
 export const standbyReady = (stack: Stack): Promise<string> =>
   Stack.until(

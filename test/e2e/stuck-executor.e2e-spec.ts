@@ -6,7 +6,7 @@
  * where even the default lock outlived the kill.)
  */
 import { Stack } from './stack';
-import { busyTool, executorPids, gauge, oneExecutorStack, workerMetrics, type Answer } from './executor-support';
+import { busyTool, executorPids, inFlight, oneExecutorStack, type Answer } from './executor-support';
 import { defined } from '../support/defined';
 
 describe('a stuck executor past the default lock (e2e)', () => {
@@ -24,10 +24,7 @@ describe('a stuck executor past the default lock (e2e)', () => {
   it('ends the run SANDBOX_CRASH, answers its caller and runs it only once', async () => {
     const tool = await stack.createTool(key, busyTool(20_000));
     const answer = stack.invoke<Answer>(key, { tool: tool.toolName, input: {}, timeoutMs: 90_000 });
-    await Stack.until(
-      () => workerMetrics(stack),
-      (text) => gauge(text, 'toolhost_worker_sandbox_in_flight') === 1,
-    );
+    await inFlight(stack, 1);
     const pid = defined(executorPids(stack)[0], 'an executor pid');
     const frozenAt = Date.now();
     process.kill(pid, 'SIGSTOP');

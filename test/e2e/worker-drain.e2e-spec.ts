@@ -2,7 +2,7 @@
  * Graceful drain of a worker: on SIGTERM it stops taking jobs, finishes the run in flight (the caller gets its
  * answer), flushes the outcome, and exits 0.
  */
-import { busyTool, gauge, workerMetrics } from './executor-support';
+import { busyTool, inFlight } from './executor-support';
 import { Stack } from './stack';
 
 describe('worker drain (e2e)', () => {
@@ -26,10 +26,7 @@ describe('worker drain (e2e)', () => {
 
     const answer = stack.invoke(key, { tool: tool.toolName, input: {} });
     // SIGTERM once the run is under way: the worker's metrics show it in flight.
-    await Stack.until(
-      () => workerMetrics(stack),
-      (metrics) => gauge(metrics, 'toolhost_worker_sandbox_in_flight') === 1,
-    );
+    await inFlight(stack, 1);
     worker.kill('SIGTERM');
 
     const finished = await answer;
