@@ -66,4 +66,43 @@ describe('MicroBatcher', () => {
     await expect(batcher.add(3)).resolves.toBeUndefined();
     await batcher.drain();
   });
+
+  it('gives the waiting items to a writer that takes them, and writes none of them itself', async () => {
+    const batches: number[][] = [];
+    const batcher = new MicroBatcher<number>(async (items) => {
+      batches.push(items);
+      await Promise.resolve();
+    });
+    const added = [batcher.add(1), batcher.add(2)];
+    expect(batcher.waiting).toBe(true);
+    const taken = batcher.take();
+    expect(taken?.items).toEqual([1, 2]);
+    expect(batcher.waiting).toBe(false);
+    expect(batcher.take()).toBeUndefined();
+    let drained = false;
+    const draining = batcher.drain().then(() => (drained = true));
+    await new Promise((r) => setImmediate(r));
+    // Its turn ended with nothing left to write, and the taken items are not settled yet.
+    expect(batches).toEqual([]);
+    expect(drained).toBe(false);
+    taken?.done();
+    await expect(Promise.all(added)).resolves.toEqual([undefined, undefined]);
+    await draining;
+    await expect(batcher.add(3)).resolves.toBeUndefined();
+    expect(batches).toEqual([[3]]);
+  });
+
+  it('rejects taken items their writer failed, once, and takes no more than maxBatch', async () => {
+    const batcher = new MicroBatcher<number>(() => Promise.resolve(), { maxBatch: 2 });
+    const added = [1, 2, 3].map((n) => batcher.add(n));
+    const taken = batcher.take();
+    expect(taken?.items).toEqual([1, 2]);
+    taken?.fail(new Error('lost'));
+    taken?.done();
+    await expect(added[0]).rejects.toThrow('lost');
+    await expect(added[1]).rejects.toThrow('lost');
+    // The third is written by the batcher on its turn.
+    await expect(added[2]).resolves.toBeUndefined();
+    await batcher.drain();
+  });
 });

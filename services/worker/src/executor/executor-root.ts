@@ -92,7 +92,8 @@ export class ExecutorRoot {
     );
     this.processor = new InvocationProcessor(
       runner,
-      new ReplyPublisher(this.producer),
+      // The run's outcomes go with its answer when they wait for a write (both are on the producer connection).
+      new ReplyPublisher(this.producer, this.outcomes),
       new ProcessorMetrics(metrics, logger),
       {
         connection: this.queueConnection,

@@ -1,7 +1,9 @@
 import type Redis from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { Job } from 'bullmq';
 import type { Invocation } from '@toolhost/contracts';
 import { MicroBatcher, type InvocationJob, type ReplyMessage } from '@toolhost/queue';
+import type { Boarded, PipelineResults } from './outcome-publisher';
 
 /**
  * Writes the invocation into its job's `returnvalue` and publishes the reply, in one command. BullMQ writes the same
@@ -23,20 +25,33 @@ type Answer = [jobKey: string, lockKey: string, invocation: string, channel: str
 
 interface AnsweringPipeline {
   toolhostAnswer(...answer: Answer): unknown;
-  exec(): Promise<[Error | null, unknown][] | null>;
+  exec(): Promise<PipelineResults | null>;
+}
+
+/** Writes that wait on the same connection and go with an answer's (the executor's OutcomePublisher). */
+export interface AnswerPassengers {
+  /** Whether any wait. */
+  readonly waiting: boolean;
+  /** Puts them at the head of the answer's pipeline. */
+  board(pipeline: ChainableCommander): Boarded | undefined;
 }
 
 /**
  * Publishes a finished invocation on the waiting gateway's own channel. An answer leaves at once unless one is in
  * flight; the answers that finish meanwhile leave together, in one write (a pipeline; see MicroBatcher): under load
  * a write to Redis costs the executor more than the command, since it wakes Redis, which may take the core the
- * executor was running on.
+ * executor was running on. For the same reason the run's outcomes, when they wait for their own write, go ahead of
+ * the answer in its pipeline (`passengers`).
  */
 export class ReplyPublisher {
   // At once when nothing is in flight: a caller waits on it.
   private readonly answers = new MicroBatcher<Answer>((batch) => this.write(batch), { first: 'now' });
 
-  constructor(private readonly redis: Redis) {
+  constructor(
+    private readonly redis: Redis,
+    /** On the same connection: outcomes waiting for their write. */
+    private readonly passengers?: AnswerPassengers,
+  ) {
     redis.defineCommand(ANSWER_COMMAND, { numberOfKeys: 2, lua: ANSWER_SCRIPT });
   }
 
@@ -67,13 +82,22 @@ export class ReplyPublisher {
   /** Rejects, for the whole batch, when any answer of it failed (its callers only log or ignore a lost reply). */
   private async write(batch: Answer[]): Promise<void> {
     const [only] = batch;
-    if (only && batch.length === 1) {
+    if (only && batch.length === 1 && !this.passengers?.waiting) {
       await (this.redis as unknown as Pick<AnsweringPipeline, 'toolhostAnswer'>).toolhostAnswer(...only);
       return;
     }
-    const pipeline = this.redis.pipeline() as unknown as AnsweringPipeline;
-    for (const answer of batch) pipeline.toolhostAnswer(...answer);
-    const failed = ((await pipeline.exec()) ?? []).find(([error]) => error !== null);
+    const pipeline = this.redis.pipeline();
+    const boarded = this.passengers?.board(pipeline);
+    for (const answer of batch) (pipeline as unknown as AnsweringPipeline).toolhostAnswer(...answer);
+    let results: PipelineResults;
+    try {
+      results = (await pipeline.exec()) ?? [];
+    } catch (error) {
+      boarded?.settle(undefined);
+      throw error;
+    }
+    boarded?.settle(results.slice(0, boarded.count));
+    const failed = results.slice(boarded?.count ?? 0).find(([error]) => error !== null);
     if (failed?.[0]) throw failed[0];
   }
 }
