@@ -52,7 +52,7 @@ export class OutcomePublisher implements OutcomeSink {
   board(pipeline: ChainableCommander): Boarded | undefined {
     const taken = this.batcher.take();
     if (!taken) return undefined;
-    for (const outcome of taken.items) pipeline.xadd(this.streamKey, '*', ...encodeOutcome(outcome));
+    this.append(pipeline, taken.items);
     return {
       count: taken.items.length,
       settle: (results) => {
@@ -72,7 +72,7 @@ export class OutcomePublisher implements OutcomeSink {
     for (let attempt = 1; ; attempt++) {
       try {
         const pipeline = this.redis.pipeline();
-        for (const outcome of outcomes) pipeline.xadd(this.streamKey, '*', ...encodeOutcome(outcome));
+        this.append(pipeline, outcomes);
         const results = (await pipeline.exec()) ?? [];
         const failed = results.find(([error]) => error !== null);
         if (failed?.[0]) throw failed[0];
@@ -82,5 +82,9 @@ export class OutcomePublisher implements OutcomeSink {
         await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS * attempt));
       }
     }
+  }
+
+  private append(pipeline: ChainableCommander, outcomes: OutcomeJob[]): void {
+    for (const outcome of outcomes) pipeline.xadd(this.streamKey, '*', ...encodeOutcome(outcome));
   }
 }

@@ -88,10 +88,11 @@ export class ReplyPublisher {
     }
     const pipeline = this.redis.pipeline();
     const boarded = this.passengers?.board(pipeline);
-    for (const answer of batch) (pipeline as unknown as AnsweringPipeline).toolhostAnswer(...answer);
+    const answering = pipeline as unknown as AnsweringPipeline;
+    for (const answer of batch) answering.toolhostAnswer(...answer);
     let results: PipelineResults;
     try {
-      results = (await pipeline.exec()) ?? [];
+      results = (await answering.exec()) ?? [];
     } catch (error) {
       boarded?.settle(undefined);
       throw error;
