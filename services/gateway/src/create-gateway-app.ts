@@ -4,10 +4,13 @@ import { createHttpEdgeAdapter, installAccessLog } from '@toolhost/observability
 import { Logger } from 'nestjs-pino';
 import { InFlightRequests } from './common/in-flight-requests';
 import { MAX_REQUEST_BYTES } from './common/request-limits';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator.service';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter';
 import type { GatewayParts } from './gateway-parts';
 import type { GatewayConfig } from './gateway.config';
 import { GatewayModule, productionGatewayParts } from './gateway.module';
+import { InvocationService } from './invocations/invocation.service';
+import { registerInvokeRoute } from './invocations/invoke-route';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { setupGatewayOpenApi } from './openapi/gateway-openapi';
 
@@ -30,7 +33,8 @@ export async function createGatewayApp(
     forceCloseConnections: true,
   });
   app.useLogger(app.get(Logger));
-  app.useGlobalFilters(new GatewayExceptionFilter());
+  const errors = new GatewayExceptionFilter();
+  app.useGlobalFilters(errors);
 
   const metrics = app.get(GatewayMetrics);
   const fastify = app.getHttpAdapter().getInstance();
@@ -55,6 +59,11 @@ export async function createGatewayApp(
     done();
   });
 
+  registerInvokeRoute(fastify, {
+    authenticator: app.get(ApiKeyAuthenticator),
+    invocations: app.get(InvocationService),
+    errorResponse: (error) => errors.toResponse(error),
+  });
   setupGatewayOpenApi(app);
   await app.init();
   return app;

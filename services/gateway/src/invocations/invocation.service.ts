@@ -100,7 +100,7 @@ export class InvocationService {
   ) {}
 
   /**
-   * `POST /v1/invocations`: the raw body, or a ParsedInvokeRequest a transport has checked already. Throws GatewayError for every
+   * `POST /v1/invocations` (and gRPC's and MCP's invoke): the raw body, parsed here. Throws GatewayError for every
    * refusal; nothing is enqueued when it throws. With an idempotency key, a request the tenant sent before with the
    * same key gets that request's invocation (`replayed`) instead of a new run. `options.signal` ends the wait early
    * (202), as the caller no longer waits (an MCP `notifications/cancelled`, a dropped connection); the run goes on.

@@ -12,19 +12,10 @@ const requestAjv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: tru
 const validateRequest = requestAjv.compile<InvokeRequest>(invokeRequestSchema);
 
 /**
- * A body that passed `invokeRequestSchema`. The HTTP pipe hands the service this, so the body is checked once; a
- * transport that has only the raw body hands the service that, and the service parses it.
- */
-export class ParsedInvokeRequest {
-  constructor(readonly request: InvokeRequest) {}
-}
-
-/**
  * The body of an invocation (`invokeRequestSchema`, compiled once) → InvokeRequest, or a 400 naming every problem:
  * BAD_REQUEST when it has an unknown field, VALIDATION_FAILED when its fields are wrong (docs/api.md, "Errors").
  */
 export function parseInvokeRequest(body: unknown): InvokeRequest {
-  if (body instanceof ParsedInvokeRequest) return body.request;
   if (validateRequest(body)) return pinned(body);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     const problems = [{ path: '', message: 'the request body must be a JSON object' }];

@@ -1,14 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiBody,
-  ApiHeader,
-  ApiOperation,
-  ApiParam,
-  ApiQuery,
-  ApiResponse,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { toolListFormatSchema } from '@toolhost/contracts';
 import { ApiError, schemaRef } from '@toolhost/observability';
 
@@ -26,70 +17,6 @@ export const ApiKeyed = (tag: string): ClassDecorator =>
     ApiError(401, 'UNAUTHORIZED: no or bad key'),
     ApiError(403, 'FORBIDDEN: the key lacks the scope'),
     ApiError(503, 'UNAVAILABLE: registry or queue unreachable'),
-  );
-
-/** On the answers of `POST /v1/invocations` that an idempotent retry can get. */
-const REPLAYED_HEADER = {
-  'Idempotent-Replayed': {
-    description: '`true` when an `Idempotency-Key` retry got the invocation of an earlier request with that key',
-    schema: { type: 'string', enum: ['true'] },
-  },
-};
-
-export const ApiInvoke = (): MethodDecorator =>
-  applyDecorators(
-    ApiOperation({
-      operationId: 'invoke',
-      summary: 'Invoke a tool (scope invoke)',
-      description:
-        "Waits for the result up to `timeoutMs` (default 30 s, capped at the deployment's INVOKE_WAIT_MAX_MS). A " +
-        'tool that fails is a finished invocation: 200 with `status: "failed"` and an error code. With an ' +
-        '`Idempotency-Key`, a retry of the same request (tool, input, context) gets the same invocation instead of ' +
-        'a second run: finished, or waited for within its own `timeoutMs`, else 202 with the same id.',
-    }),
-    ApiHeader({
-      name: 'Idempotency-Key',
-      required: false,
-      description:
-        "1 to 255 visible ASCII characters (a UUID, say). Per tenant, kept the deployment's IDEMPOTENCY_TTL_MS " +
-        '(24 h by default) after the enqueue. A request refused before its enqueue (400, 404, 409, 429, 503) leaves ' +
-        'the key free.',
-      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
-    }),
-    ApiBody({ required: true, schema: schemaRef('InvokeRequest') }),
-    ApiResponse({
-      status: 200,
-      description: 'The finished invocation (succeeded or failed)',
-      schema: schemaRef('Invocation'),
-      headers: REPLAYED_HEADER,
-    }),
-    ApiResponse({
-      status: 202,
-      description: 'Accepted: wait was false or ran out; poll GET /v1/invocations/{id}',
-      schema: schemaRef('InvocationAccepted'),
-      headers: REPLAYED_HEADER,
-    }),
-    ApiError(
-      400,
-      'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels, a malformed ' +
-        "Idempotency-Key) or VALIDATION_FAILED (input vs. the tool's schema)",
-    ),
-    ApiError(404, 'TOOL_NOT_FOUND: unknown id, or another tenant’s'),
-    ApiError(
-      409,
-      'TOOL_DISABLED; or IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was sent with another request ' +
-        '(`details.reason: "different-request"`), or the invocation it names is no longer kept (`"expired"`)',
-    ),
-    ApiError(413, 'BAD_REQUEST: input over 1 MiB'),
-    ApiError(429, 'RATE_LIMITED: tenant over its rate limit or its cap of unfinished invocations; see Retry-After'),
-    ApiError(
-      503,
-      'UNAVAILABLE: registry or queue unreachable; nothing was enqueued. One exception: when the enqueue was sent and ' +
-        'Redis neither confirmed nor refuted it in time, `details` is `{invocationId, enqueued: "unknown"}`; poll ' +
-        'GET /v1/invocations/{invocationId} (404 means it never landed) instead of invoking again. And when the job ' +
-        'was accepted but Redis lost it during the wait (a restart without persistence, a failover), `details` is ' +
-        '`{invocationId, enqueued: "lost"}`: it may have run, and it has no record.',
-    ),
   );
 
 export const ApiGetInvocation = (): MethodDecorator =>
