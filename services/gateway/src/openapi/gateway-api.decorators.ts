@@ -9,14 +9,21 @@ import { ApiError, schemaRef } from '@toolhost/observability';
  * (`GATEWAY_SCHEMAS`), referenced by name.
  */
 
+/** What any key check can answer; the invoke route's operation (gateway-openapi.ts) says the same. */
+export const KEY_CHECK_ANSWERS = {
+  401: 'UNAUTHORIZED: no or bad key',
+  403: 'FORBIDDEN: the key lacks the scope',
+  503: 'UNAVAILABLE: registry or queue unreachable',
+} as const;
+
 /** On every `/v1` controller: the bearer key, and what any key check can answer. */
 export const ApiKeyed = (tag: string): ClassDecorator =>
   applyDecorators(
     ApiTags(tag),
     ApiBearerAuth('bearer'),
-    ApiError(401, 'UNAUTHORIZED: no or bad key'),
-    ApiError(403, 'FORBIDDEN: the key lacks the scope'),
-    ApiError(503, 'UNAVAILABLE: registry or queue unreachable'),
+    ApiError(401, KEY_CHECK_ANSWERS[401]),
+    ApiError(403, KEY_CHECK_ANSWERS[403]),
+    ApiError(503, KEY_CHECK_ANSWERS[503]),
   );
 
 export const ApiGetInvocation = (): MethodDecorator =>

@@ -10,6 +10,7 @@ import {
 } from '@toolhost/contracts';
 import { openApiDocument, schemaRef, serveOpenApi } from '@toolhost/observability';
 import { INVOKE_PATH } from '../invocations/invoke-route';
+import { KEY_CHECK_ANSWERS } from './gateway-api.decorators';
 
 /** The contract's JSON Schemas the gateway's routes refer to by name (the ones it validates with, for requests). */
 const GATEWAY_SCHEMAS = {
@@ -76,8 +77,8 @@ const INVOKE_OPERATION: Operation = {
       'BAD_REQUEST (malformed body, unknown field, input nested deeper than 128 levels, a malformed ' +
         "Idempotency-Key) or VALIDATION_FAILED (input vs. the tool's schema)",
     ),
-    401: errorAnswer('UNAUTHORIZED: no or bad key'),
-    403: errorAnswer('FORBIDDEN: the key lacks the scope'),
+    401: errorAnswer(KEY_CHECK_ANSWERS[401]),
+    403: errorAnswer(KEY_CHECK_ANSWERS[403]),
     404: errorAnswer('TOOL_NOT_FOUND: unknown id, or another tenant’s'),
     409: errorAnswer(
       'TOOL_DISABLED; or IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was sent with another request ' +
