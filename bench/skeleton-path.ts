@@ -2,7 +2,8 @@
  * The skeleton of the invocation path, for `bench:e2e`: the same processes and hops as toolhost, with none of its
  * work. A plain `node:http` gateway parses the body, adds a BullMQ job and waits on its own pub/sub reply channel;
  * a BullMQ worker in another process publishes the reply and completes the job. No auth, validation, quota,
- * sandbox, outcomes or Nest. What toolhost costs above this row is its own work; what this row costs above the bare
+ * sandbox, outcomes or Nest. It publishes the invocation stages toolhost does (INVOCATION_TRACE_CHANNEL) where it
+ * has them, for `bench:trace`. What toolhost costs above this row is its own work; what this row costs above the bare
  * loop is the shape (HTTP, a gateway process, a worker process, a reply channel).
  *
  * Run as a child: `skeleton-path.js gateway <queue>` or `skeleton-path.js worker <queue>`.
@@ -14,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
+import { traceInvocation, tracingInvocations } from '@toolhost/contracts';
 import { REDIS_URL } from '../test/e2e/stack';
 
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
@@ -28,12 +30,17 @@ function worker(queueName: string): void {
   const consumer = new Worker<{ input: { title: string }; replyTo: string }, Reply>(
     queueName,
     async (job) => {
-      const reply = { id: job.id ?? '', result: job.data.input.title.toLowerCase() };
+      const id = job.id ?? '';
+      traceInvocation('executor.taken', id);
+      const reply = { id, result: job.data.input.title.toLowerCase() };
+      traceInvocation('executor.answer', id);
       await publisher.publish(job.data.replyTo, JSON.stringify(reply));
+      traceInvocation('executor.answered', id);
       return reply;
     },
     { connection, concurrency: 64 },
   );
+  consumer.on('completed', (job) => traceInvocation('executor.completed', job.id ?? ''));
   void consumer.waitUntilReady().then(() => process.send?.('ready'));
 }
 
@@ -44,20 +51,28 @@ function gateway(queueName: string): void {
   const waiting = new Map<string, (reply: Reply) => void>();
   subscriber.on('message', (_channel: string, message: string) => {
     const reply = JSON.parse(message) as Reply;
+    traceInvocation('gateway.reply', reply.id);
     waiting.get(reply.id)?.(reply);
     waiting.delete(reply.id);
   });
   const server = createServer((request, response) => {
+    const receivedAt = tracingInvocations() ? process.hrtime.bigint() : undefined;
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const { input } = JSON.parse(Buffer.concat(chunks).toString()) as { input: { title: string } };
       const id = randomUUID();
       const answered = new Promise<Reply>((resolve) => waiting.set(id, resolve));
+      traceInvocation('gateway.received', id, receivedAt);
+      traceInvocation('gateway.enqueue', id);
       void queue
         .add('x', { input, replyTo }, { jobId: id, removeOnComplete: { count: 1000 } })
-        .then(() => answered)
+        .then(() => {
+          traceInvocation('gateway.enqueued', id);
+          return answered;
+        })
         .then((reply) => {
+          traceInvocation('gateway.respond', id);
           const body = JSON.stringify(reply);
           response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
           response.end(body);
@@ -69,12 +84,20 @@ function gateway(queueName: string): void {
     .then(() => server.listen(0, '127.0.0.1', () => process.send?.((server.address() as AddressInfo).port)));
 }
 
-/** Starts the skeleton (worker, then gateway); `stop` kills both and removes the queue. */
-export async function startSkeleton(): Promise<{ url: string; pids: () => number[]; stop: () => Promise<void> }> {
+/**
+ * Starts the skeleton (worker, then gateway); `stop` kills both and removes the queue. `env` goes to both processes
+ * over this one's (bench:trace loads its recorder with NODE_OPTIONS).
+ */
+export async function startSkeleton(
+  env: Record<string, string> = {},
+): Promise<{ url: string; pids: () => number[]; stop: () => Promise<void> }> {
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
     // The services' young generation (SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's.
-    const child = fork(__filename, [role, queueName], { execArgv: [YOUNG_GENERATION_FLAG] });
+    const child = fork(__filename, [role, queueName], {
+      execArgv: [YOUNG_GENERATION_FLAG],
+      env: { ...process.env, ...env },
+    });
     const message = await new Promise((resolve) => child.once('message', resolve));
     return { child, message };
   };

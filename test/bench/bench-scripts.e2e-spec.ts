@@ -1,6 +1,6 @@
 /**
- * The benchmarks start, measure every row and write their results file: `bench:e2e` and `bench:scale` with tiny
- * rounds and a small backlog. What they measure is not checked (benchmarks measure, tests check behaviour); that
+ * The benchmarks start, measure every row and write their results file: `bench:e2e`, `bench:scale` and `bench:trace`
+ * with tiny rounds and a small backlog. What they measure is not checked (benchmarks measure, tests check behaviour); that
  * every row served calls and the file holds what the docs read from it is. Each still starts several stacks and
  * takes one to three minutes on two cores, so `npm test` skips it: `npm run test:bench` runs it (BENCH_SMOKE=1).
  */
@@ -100,5 +100,17 @@ smoke('benchmark scripts (tiny runs)', () => {
     }
     expect(results.memory.tools.ran).toBe(20);
     expect(results.memory.afterTools.executors.length).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('bench:trace times every hop of the path in toolhost and in the skeleton', () => {
+    const results = runBench('trace.bench.js', { BENCH_ROUNDS: '1', BENCH_ROUND_S: '1', BENCH_WARMUP_S: '1' }) as {
+      hops: Record<'toolhost' | 'skeleton', { path: { label: string; calls: number; medianUs: number }[] }>;
+    };
+    for (const name of ['toolhost', 'skeleton'] as const) {
+      const { path } = results.hops[name];
+      expect(path).toHaveLength(6);
+      for (const hop of path)
+        expect([name, hop.label, hop.calls > 0, hop.medianUs >= 0]).toEqual([name, hop.label, true, true]);
+    }
   }, 240_000);
 });

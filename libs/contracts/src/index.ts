@@ -15,3 +15,4 @@ export * from './backoff';
 export * from './problem-details';
 export * from './transfer.schemas';
 export * from './proto-files';
+export * from './invocation-trace';

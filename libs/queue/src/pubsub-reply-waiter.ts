@@ -1,4 +1,4 @@
-import type { Invocation } from '@toolhost/contracts';
+import { traceInvocation, type Invocation } from '@toolhost/contracts';
 import type { ReplyMessage } from './payloads';
 import type { ReplyWaiterMetrics } from './reply-waiter';
 import { LOST, type PendingReply, type ReplyWaiter } from './reply-waiter';
@@ -75,7 +75,9 @@ export class PubSubReplyWaiter implements ReplyWaiter {
   /** A raw message from the reply channel. Unknown ids (another process's restart, duplicates) are ignored. */
   handleMessage(raw: string): void {
     const message = parseReply(raw);
-    if (message) this.deliver(message.invocationId, message.invocation);
+    if (!message) return;
+    traceInvocation('gateway.reply', message.invocationId);
+    this.deliver(message.invocationId, message.invocation);
   }
 
   /**

@@ -6,6 +6,8 @@ import {
   problemDetails,
   stringifyWithinDepth,
   toolNameOf,
+  traceInvocation,
+  tracingInvocations,
   type InputValidatorCache,
   type Invocation,
   type InvocationAccepted,
@@ -47,6 +49,8 @@ export interface InvokeOptions {
   signal?: AbortSignal | undefined;
   /** The HTTP request's id, carried in the job so the worker's lines for this run carry it too. */
   requestId?: string | undefined;
+  /** When the transport got the call (`process.hrtime.bigint()`), for the invocation trace; set only while traced. */
+  receivedAt?: bigint | undefined;
   /**
    * A dry run (`POST /v1/tools/{id}/test`): needs `tools:write` instead of `invoke`, runs a disabled tool too, and its
    * runs are audited as tests and counted nowhere. No idempotency key.
@@ -166,6 +170,7 @@ export class InvocationService {
       });
     }
     const invocationId = randomUUID();
+    if (tracingInvocations()) traceInvocation('gateway.received', invocationId, options.receivedAt);
     const waitMs =
       request.wait === false ? 0 : Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
     let claim: KeyClaim | undefined;
@@ -206,8 +211,10 @@ export class InvocationService {
     };
     // Sent before the add and on its connection (not awaited in between), so the key is recorded before the job.
     const committed = claim ? this.idempotency.commit(claim) : undefined;
+    traceInvocation('gateway.enqueue', invocationId);
     try {
       await this.queue.enqueue(job, this.quota.backlogOf(principal.tenantId));
+      traceInvocation('gateway.enqueued', invocationId);
     } catch (error) {
       if (error instanceof EnqueueUnconfirmedError) {
         // Sent, and neither confirmed nor refuted (Redis stalled or the connection died with the add on it): the one
@@ -234,7 +241,10 @@ export class InvocationService {
     }
     const finished = await pending.result(waitMs, options.signal);
     if (finished === LOST) throw this.lost(invocationId);
-    if (finished) return { status: 200, body: finished };
+    if (finished) {
+      traceInvocation('gateway.respond', invocationId);
+      return { status: 200, body: finished };
+    }
     // Nobody reads the answer of a cancelled wait: no job read for it.
     if (options.signal?.aborted) return accepted;
     // A reply can be lost across a subscriber reconnect: the job record settles it once before answering 202.

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tracingInvocations } from '@toolhost/contracts';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.service';
 import type { AuthenticatedRequest } from '../auth/api-key.guard';
 import { requireScope } from '../auth/require-scope';
@@ -26,6 +27,7 @@ export interface InvokeRouteParts {
  */
 export function registerInvokeRoute(fastify: FastifyInstance, parts: InvokeRouteParts): void {
   fastify.post(INVOKE_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
+    const receivedAt = tracingInvocations() ? process.hrtime.bigint() : undefined;
     let outcome: InvokeOutcome;
     try {
       const principal = await parts.authenticator.authenticate(request.headers.authorization);
@@ -37,6 +39,7 @@ export function registerInvokeRoute(fastify: FastifyInstance, parts: InvokeRoute
         // Typed as possibly repeated; Node joins a repeated header into one value, as here.
         idempotencyKey: Array.isArray(header) ? header.join(', ') : header,
         requestId: request.id,
+        receivedAt,
       });
     } catch (error) {
       const { status, body, headers } = parts.errorResponse(error);

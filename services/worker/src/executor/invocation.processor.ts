@@ -1,6 +1,6 @@
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import type Redis from 'ioredis';
-import { ErrorCode, retryWithBackoff, type Invocation } from '@toolhost/contracts';
+import { ErrorCode, retryWithBackoff, traceInvocation, type Invocation } from '@toolhost/contracts';
 import { INVOCATIONS_QUEUE, type InvocationJob } from '@toolhost/queue';
 import { failedInvocation, outcomeOf } from '../outcomes/outcome-of';
 import type { InvocationRunner, RootResult } from '../run/invocation-runner';
@@ -98,6 +98,7 @@ export class InvocationProcessor {
       concurrency: options.concurrency,
       lockDurationMs: options.lockDurationMs,
       onFailed: (job, error) => void this.onFailed(job, error),
+      onRecorded: (job) => traceInvocation('executor.completed', job.data.invocationId),
       onError: (error) => this.hooks.onWorkerError?.(error),
     });
   }
@@ -122,6 +123,7 @@ export class InvocationProcessor {
     // Typed as version 1, but a job may come from a newer producer.
     const { v } = job.data as { v: unknown };
     if (v !== 1) throw new UnrecoverableError(`unknown invocation payload version ${String(v)}`);
+    traceInvocation('executor.taken', job.data.invocationId);
     if (this.gate.soloPending) {
       // Taken while a solo run waits or runs: it would only wait here, so it goes back to the queue untouched.
       await job.moveToWait(token);
@@ -170,6 +172,7 @@ export class InvocationProcessor {
     const invocation = result.invocation;
     // A lost reply is not fatal: the gateway falls back to the job record.
     await this.replies.answer(job, invocation).catch(() => undefined);
+    traceInvocation('executor.answered', invocation.id);
     // From here on nothing throws: the job completes with the invocation its caller was answered with.
     await this.settleOutcomes(result);
     this.hooks.onFinished(invocation, Number(process.hrtime.bigint() - started) / 1e9);

@@ -13,6 +13,8 @@ export interface JobPumpOptions<Data, Result> {
   onFailed(job: Job<Data, Result>, error: Error): void;
   /** The pump's own Redis work failed: a fetch, a completion, a lock renewal. */
   onError(error: Error): void;
+  /** A finished job is recorded in the queue (completed, or failed for this attempt). */
+  onRecorded?(job: Job<Data, Result>): void;
 }
 
 const FETCH_BACKOFF_FIRST_MS = 100;
@@ -157,6 +159,7 @@ export class JobPump<Data, Result> {
       this.options.onError(asError(error));
       return undefined;
     }
+    this.options.onRecorded?.(job);
     if (failure) this.options.onFailed(job, failure);
     return this.nextOf(next, token);
   }

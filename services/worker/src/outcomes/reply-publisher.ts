@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { ChainableCommander } from 'ioredis';
 import type { Job } from 'bullmq';
-import type { Invocation } from '@toolhost/contracts';
+import { traceInvocation, type Invocation } from '@toolhost/contracts';
 import { MicroBatcher, type InvocationJob, type ReplyMessage } from '@toolhost/queue';
 import type { Boarded, PipelineResults } from './outcome-publisher';
 
@@ -69,6 +69,7 @@ export class ReplyPublisher {
     // The invocation is written once; the reply (a ReplyMessage) wraps the same text.
     const invocationJson = JSON.stringify(invocation);
     const message = `{"invocationId":${JSON.stringify(invocation.id)},"invocation":${invocationJson}}`;
+    traceInvocation('executor.answer', invocation.id);
     await this.answers.add([
       jobKey,
       `${jobKey}:lock`,

@@ -2,6 +2,7 @@ import {
   DEFAULT_LIMITS,
   ErrorCode,
   toolNameOf,
+  traceInvocation,
   type InputValidatorCache,
   type Invocation,
   type InvocationError,
@@ -114,6 +115,7 @@ export class InvocationRunner {
     );
     plan.callsAnswered = () => bridge.idle();
     // Requests the code left open when its run ended (returned without awaiting them, timed out) are aborted.
+    traceInvocation('executor.sandbox', plan.invocationId);
     const ran = await this.sandbox
       .run(
         {
@@ -138,6 +140,7 @@ export class InvocationRunner {
         plan.budget,
       )
       .finally(() => bridge.endRun());
+    traceInvocation('executor.sandboxed', plan.invocationId);
     // Masked with the secrets of the whole tree: a callee's error, logged or thrown by its caller, is masked too.
     const outcome = plan.secrets.outcome(ran);
     if (outcome.status === 'succeeded' && tool.outputSchema) {
