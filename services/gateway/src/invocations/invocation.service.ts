@@ -7,7 +7,6 @@ import {
   stringifyWithinDepth,
   toolNameOf,
   traceInvocation,
-  tracingInvocations,
   type InputValidatorCache,
   type Invocation,
   type InvocationAccepted,
@@ -170,7 +169,7 @@ export class InvocationService {
       });
     }
     const invocationId = randomUUID();
-    if (tracingInvocations()) traceInvocation('gateway.received', invocationId, options.receivedAt);
+    traceInvocation('gateway.received', invocationId, options.receivedAt);
     const waitMs =
       request.wait === false ? 0 : Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);
     let claim: KeyClaim | undefined;
