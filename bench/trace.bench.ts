@@ -9,22 +9,20 @@
  *
  * BENCH_CONNECTIONS (1), BENCH_ROUNDS (6), BENCH_ROUND_S (3), BENCH_WARMUP_S (10).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stack } from '../test/e2e/stack';
 import { cannon, measure, target, type Sample } from './http-bench';
 import { ResultsFile } from './results-file';
 import { startSkeleton } from './skeleton-path';
-import type { RecordedStage } from './trace/stage-recorder';
+import { recordedStages, switchRecording } from './trace/recorder-control';
 import { ASIDE_SEGMENTS, PATH_SEGMENTS, segmentMedians, stageTimes, type SegmentFigure } from './trace/stage-segments';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
-/** Longer than the recorder's poll (100 ms), so that it records the whole round and nothing of the next. */
-const SWITCH_MS = 300;
 
 const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
@@ -41,24 +39,11 @@ function recorderEnv(dir: string): Record<string, string> {
   return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${recorder}`.trim(), TOOLHOST_TRACE_DIR: dir };
 }
 
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** One round with the recorder on. */
+/** One round with the recorders on: the whole round, and nothing of the other path's rounds. */
 async function tracedRound(traced: Traced): Promise<void> {
-  writeFileSync(join(traced.dir, 'on'), '');
-  await pause(SWITCH_MS);
+  await switchRecording(traced.dir, true);
   traced.samples.push(await traced.run(CONNECTIONS, ROUND_S));
-  rmSync(join(traced.dir, 'on'));
-  await pause(SWITCH_MS);
-}
-
-/** Asks every recording process for its stages and reads them. */
-async function collect(dir: string): Promise<RecordedStage[]> {
-  writeFileSync(join(dir, 'dump'), '');
-  await pause(3 * SWITCH_MS);
-  return readdirSync(dir)
-    .filter((file) => file.endsWith('.json'))
-    .flatMap((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as RecordedStage[]);
+  await switchRecording(traced.dir, false);
 }
 
 const fmt = (us: number): string => (Number.isFinite(us) ? us.toFixed(0) : '–');
@@ -105,7 +90,7 @@ async function main(): Promise<void> {
     process.stderr.write('\n');
 
     const figures = async (traced: Traced): Promise<{ path: SegmentFigure[]; asides: SegmentFigure[] }> => {
-      const times = stageTimes(await collect(traced.dir));
+      const times = stageTimes(await recordedStages(traced.dir));
       return { path: segmentMedians(times, PATH_SEGMENTS), asides: segmentMedians(times, ASIDE_SEGMENTS) };
     };
     const measured = { toolhost: await figures(toolhost), skeleton: await figures(skeleton) };

@@ -3,10 +3,11 @@
  * benchmark's recorder loaded into every service, one synchronous call passes each stage once, in its gateway and in
  * the executor that ran it, in the order causality gives them.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { INVOCATION_STAGES } from '@toolhost/contracts';
+import { recordedStages, switchRecording } from '../../bench/trace/recorder-control';
 import type { RecordedStage } from '../../bench/trace/stage-recorder';
 import { stageTimes } from '../../bench/trace/stage-segments';
 import { Stack } from './stack';
@@ -36,23 +37,16 @@ describe('invocation trace (e2e)', () => {
       inputSchema: { type: 'object' },
       code: 'export async function handle(input) { return input.word.toUpperCase(); }',
     });
-    writeFileSync(join(dir, 'on'), '');
-    // The recorders poll for the switch every 100 ms.
-    await new Promise((r) => setTimeout(r, 400));
+    await switchRecording(dir, true);
     const answer = await stack.invoke(key, { tool: tool.toolName, input: { word: 'trace' } });
     expect(answer.body).toMatchObject({ status: 'succeeded', result: 'TRACE' });
     const id = answer.body.id as string;
-    // The job's completion is recorded after the caller's answer: wait for it before the dump.
-    await new Promise((r) => setTimeout(r, 500));
-    writeFileSync(join(dir, 'dump'), '');
-    const files = await Stack.until(
-      () => Promise.resolve(readdirSync(dir).filter((file) => file.endsWith('.json'))),
-      // The registry, the gateway, the supervisor and its executors each write one.
-      (found) => found.length >= 4,
-    );
-    const rows = files.flatMap((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as RecordedStage[]);
+    const stagesOf = (rows: RecordedStage[]): string[] =>
+      rows.filter(([, invocationId]) => invocationId === id).map(([stage]) => stage);
+    // The job's completion is recorded after the caller's answer: read until it is in.
+    const rows = await recordedStages(dir, (read) => stagesOf(read).includes('executor.completed'));
+    expect(stagesOf(rows).sort()).toEqual([...INVOCATION_STAGES].sort());
     const mine = rows.filter(([, invocationId]) => invocationId === id);
-    expect(mine.map(([stage]) => stage).sort()).toEqual([...INVOCATION_STAGES].sort());
     const at = stageTimes(mine).get(id);
     const chains = [
       ['gateway.received', 'gateway.enqueue', 'gateway.enqueued'],
