@@ -158,10 +158,13 @@ export class InvocationProcessor {
     const jobId = job.id;
     if (jobId === undefined || this.runs === undefined) return this.run(job);
     this.runs.taken(jobId);
+    let answered = false;
     try {
-      return await this.run(job);
+      const invocation = await this.run(job);
+      answered = true;
+      return invocation;
     } finally {
-      this.runs.settled(jobId);
+      this.runs.settled(jobId, answered);
     }
   }
 

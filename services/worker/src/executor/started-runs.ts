@@ -1,7 +1,8 @@
 /** Where an executor records its runs' starts and ends for its supervisor (see StartedLogWriter). */
 export interface StartedRunsLog {
   started(jobId: string): void;
-  ended(jobId: string): void;
+  /** `lazily`: the run was answered, and the line may leave with the next one (StartedLogWriter). */
+  ended(jobId: string, lazily: boolean): void;
 }
 
 /**
@@ -9,8 +10,9 @@ export interface StartedRunsLog {
  * once, but its tenant's runs enter an isolate one entry at a time, so most of the jobs it holds under load are
  * waiting their turn; when it dies, those had no part in the crash and go back to the queue (CrashedRunRecovery)
  * instead of ending SANDBOX_CRASH. Each start is recorded as the code is about to enter, and each end of a started
- * job, in the executor's started log, which its supervisor reads once the executor died (written synchronously:
- * the kernel holds a write once made, so a SIGKILL right after does not lose it). The list as it stands also goes
+ * job (an answered one's with the next write), in the executor's started log, which its supervisor reads once the
+ * executor died (written synchronously: the kernel holds a write once made, so a SIGKILL right after does not lose
+ * it). The list as it stands also goes
  * with every heartbeat, for a supervisor that cannot read the log.
  */
 export class StartedRuns {
@@ -32,10 +34,10 @@ export class StartedRuns {
     this.log.started(invocationId);
   }
 
-  /** The processor is done with this job (its handler returned or threw). */
-  settled(jobId: string): void {
+  /** The processor is done with this job: `answered`, its caller has the answer, or else its handler threw. */
+  settled(jobId: string, answered: boolean): void {
     this.held.delete(jobId);
-    if (this.started.delete(jobId)) this.log.ended(jobId);
+    if (this.started.delete(jobId)) this.log.ended(jobId, answered);
   }
 
   /** The jobs started and not settled, for the heartbeat. */

@@ -24,6 +24,25 @@ describe('started log', () => {
     writer.close();
   });
 
+  it("writes an answered run's end with the next write, and any other end at once", () => {
+    const writer = new StartedLogWriter(path, () => []);
+    writer.started('a');
+    writer.started('b');
+    writer.ended('a', true);
+    // Not written yet: a crash now finds 'a' started (recovery completes an answered job with its answer).
+    expect(readStartedLog(path)).toEqual(new Set(['a', 'b']));
+    writer.started('c');
+    expect(readStartedLog(path)).toEqual(new Set(['b', 'c']));
+    writer.ended('b', true);
+    writer.ended('c');
+    // The end that must count took the waiting one with it.
+    expect(readStartedLog(path)).toEqual(new Set());
+    writer.started('d');
+    writer.ended('d', true);
+    writer.close();
+    expect(readStartedLog(path)).toEqual(new Set());
+  });
+
   it('leaves out a last line cut short by the death of its writer', () => {
     const writer = new StartedLogWriter(path, () => []);
     writer.started('a');
