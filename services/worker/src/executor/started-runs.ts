@@ -12,8 +12,7 @@ export interface StartedRunsLog {
  * instead of ending SANDBOX_CRASH. Each start is recorded as the code is about to enter, and each end of a started
  * job (an answered one's with the next write), in the executor's started log, which its supervisor reads once the
  * executor died (written synchronously: the kernel holds a write once made, so a SIGKILL right after does not lose
- * it). The list as it stands also goes
- * with every heartbeat, for a supervisor that cannot read the log.
+ * it). The list as it stands also goes with every heartbeat, for a supervisor that cannot read the log.
  */
 export class StartedRuns {
   /** Jobs this executor is processing. */

@@ -12,7 +12,7 @@ const ROTATE_AT_BYTES = 1024 * 1024;
  * holds it once `write` returned.
  *
  * A start is written before the code enters, always. An answered run's end may wait and leave with the next start's
- * write (one system call per run instead of two: the writes were ~5% of an executor's CPU at 64 clients): the
+ * write (one system call per run instead of two: the executor's writes per call at 64 clients fell from 3.34 to 2.37): the
  * supervisor reads the log only for the jobs it still finds locked by the dead executor, and an answered job is
  * completed with its answer (CrashedRunRecovery), whatever its line says. An end that must count — a run that threw
  * before it was answered, which recovery would otherwise end SANDBOX_CRASH instead of putting back — is written at once.

@@ -124,9 +124,7 @@ class Executor {
 /**
  * Where started logs go: a memory file system where the machine has one. A container with a read-only root (the k8s
  * manifests) has no writable `os.tmpdir()` unless a volume is mounted there, while the runtime gives it a tmpfs at
- * `/dev/shm`; and the start's write, on the run's path, then touches no disk journal. (Measured here: a tight loop of
- * these writes costs ~2.3 µs each on ext4 and on tmpfs alike, and their share of an executor's samples at 64 clients
- * stays ~4%, the share of the syscall where a preempted process stops; so this is for the read-only root, not speed.)
+ * `/dev/shm`. (Not for speed: one of these writes costs ~2.3 µs on ext4 and on tmpfs alike, docs/benchmarks.md.)
  */
 export const STARTED_LOG_PARENTS: readonly string[] = ['/dev/shm', tmpdir()];
 
@@ -146,7 +144,11 @@ function startedLogDir(): string {
     for (const name of names) {
       const pid = Number(/^toolhost-started-(\d+)-/.exec(name)?.[1]);
       if (!pid || pid === process.pid || alive(pid)) continue;
-      rmSync(join(parent, name), { recursive: true, force: true });
+      try {
+        rmSync(join(parent, name), { recursive: true, force: true });
+      } catch {
+        // Another user's, in a shared directory with the sticky bit: theirs to remove, and no reason not to start.
+      }
     }
   }
   let failure: unknown;
