@@ -40,6 +40,7 @@ import { commandsBetween, redisCommandStats, type CommandStats } from './redis-c
 import { ResultsFile } from './results-file';
 import { startSkeleton } from './skeleton-path';
 import { startThreadPerCall } from './thread-per-call';
+import { reapOnExit } from '../test/support/reap-on-exit';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 2);
@@ -78,7 +79,7 @@ async function bareBullmq(
   let child: ReturnType<typeof fork> | undefined;
   if (where === 'same-process') worker = echoWorker(name, callers);
   else {
-    child = fork(__filename, ['bare-worker', name, String(callers)], { execArgv: [YOUNG_GENERATION_FLAG] });
+    child = reapOnExit(fork(__filename, ['bare-worker', name, String(callers)], { execArgv: [YOUNG_GENERATION_FLAG] }));
     await new Promise((resolve) => child?.once('message', resolve));
   }
   await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker?.waitUntilReady()]);

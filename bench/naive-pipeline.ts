@@ -15,6 +15,7 @@ import Fastify from 'fastify';
 import ivm from 'isolated-vm';
 import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { REDIS_URL } from '../test/e2e/stack';
+import { reapOnExit } from '../test/support/reap-on-exit';
 
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
 
@@ -74,7 +75,7 @@ export async function startNaivePipeline(
   const start = async (args: string[]): Promise<{ child: ChildProcess; message: unknown }> => {
     // isolated-vm needs --no-node-snapshot in every process that loads it; the young generation is toolhost's too, so
     // that the comparison is not one of GC settings.
-    const child = fork(__filename, args, { execArgv: [...SERVICE_NODE_FLAGS] });
+    const child = reapOnExit(fork(__filename, args, { execArgv: [...SERVICE_NODE_FLAGS] }));
     const message = await new Promise((resolve) => child.once('message', resolve));
     return { child, message };
   };

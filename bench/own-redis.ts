@@ -5,6 +5,7 @@
  * REDIS_URL (or the local 6379) instead.
  */
 import { spawn } from 'node:child_process';
+import { reapOnExit } from '../test/support/reap-on-exit';
 import { RedisServerProcess } from '../test/support/redis-server.process';
 
 const CHILD_MARK = 'BENCH_OWN_REDIS_URL';
@@ -12,10 +13,12 @@ const CHILD_MARK = 'BENCH_OWN_REDIS_URL';
 async function relaunch(entry: string): Promise<void> {
   const redis = await RedisServerProcess.start();
   try {
-    const child = spawn(process.execPath, [...process.execArgv, entry, ...process.argv.slice(2)], {
-      stdio: 'inherit',
-      env: { ...process.env, REDIS_URL: redis.url, [CHILD_MARK]: redis.url },
-    });
+    const child = reapOnExit(
+      spawn(process.execPath, [...process.execArgv, entry, ...process.argv.slice(2)], {
+        stdio: 'inherit',
+        env: { ...process.env, REDIS_URL: redis.url, [CHILD_MARK]: redis.url },
+      }),
+    );
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     if (code !== 0) throw new Error(`the benchmark exited with ${String(code)}`);
   } finally {

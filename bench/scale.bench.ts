@@ -37,6 +37,7 @@ import { OutcomeSink } from './outcome-sink';
 import { runBench } from './own-redis';
 import { cpuOf, cpuSeconds, pids, redisPids, withDescendants } from './process-cpu';
 import { ResultsFile } from './results-file';
+import { reapOnExit } from '../test/support/reap-on-exit';
 
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000);
 const WORKERS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
@@ -87,24 +88,26 @@ interface Drain {
 /** A worker service joining `stack` (same Redis, registry, prefix and secrets); resolves once it is ready. */
 async function addWorker(subject: Subject): Promise<ChildProcess> {
   const { stack, prefix } = subject;
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist/services/worker/src/main.js')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      ...secrets,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: `${POSTGRES_URL}/${stack.database}`,
-      REDIS_URL,
-      QUEUE_PREFIX: prefix,
-      TOOLHOST_ADMIN_KEY: stack.adminKey,
-      REGISTRY_URL: stack.registryUrl,
-      WORKER_PORT: '0',
-      WORKER_HOST: '127.0.0.1',
-      SANDBOX_PROCESSES: sandboxProcesses,
-    },
-    stdio: 'ignore',
-  });
+  const child = reapOnExit(
+    spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist/services/worker/src/main.js')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...secrets,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: `${POSTGRES_URL}/${stack.database}`,
+        REDIS_URL,
+        QUEUE_PREFIX: prefix,
+        TOOLHOST_ADMIN_KEY: stack.adminKey,
+        REGISTRY_URL: stack.registryUrl,
+        WORKER_PORT: '0',
+        WORKER_HOST: '127.0.0.1',
+        SANDBOX_PROCESSES: sandboxProcesses,
+      },
+      stdio: 'ignore',
+    }),
+  );
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the extra worker exited with ${child.exitCode}`);

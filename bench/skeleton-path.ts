@@ -17,6 +17,7 @@ import Redis from 'ioredis';
 import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
 import { traceInvocation, tracingInvocations } from '@toolhost/contracts';
 import { REDIS_URL } from '../test/e2e/stack';
+import { reapOnExit } from '../test/support/reap-on-exit';
 
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
 
@@ -94,10 +95,9 @@ export async function startSkeleton(
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
     // The services' young generation (SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's.
-    const child = fork(__filename, [role, queueName], {
-      execArgv: [YOUNG_GENERATION_FLAG],
-      env: { ...process.env, ...env },
-    });
+    const child = reapOnExit(
+      fork(__filename, [role, queueName], { execArgv: [YOUNG_GENERATION_FLAG], env: { ...process.env, ...env } }),
+    );
     const message = await new Promise((resolve) => child.once('message', resolve));
     return { child, message };
   };

@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
+import { reapOnExit } from '../test/support/reap-on-exit';
 
 /** The thread's program: run the script in a new context, post its answer (the JSON of the result, or an error). */
 const THREAD = `
@@ -66,9 +67,9 @@ export async function startThreadPerCall(scripts: Record<string, string>): Promi
   inFlight: () => Promise<number>;
   stop: () => Promise<void>;
 }> {
-  const child: ChildProcess = fork(__filename, ['server', JSON.stringify(scripts)], {
-    execArgv: [YOUNG_GENERATION_FLAG],
-  });
+  const child: ChildProcess = reapOnExit(
+    fork(__filename, ['server', JSON.stringify(scripts)], { execArgv: [YOUNG_GENERATION_FLAG] }),
+  );
   const port = await new Promise((resolve) => child.once('message', resolve));
   return {
     url: `http://127.0.0.1:${String(port)}`,

@@ -10,6 +10,7 @@ import { SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { projectRoot } from '../../scripts/project-root';
 import { loadWorkerConfig } from '../../services/worker/src/worker.config';
 import { listeningPorts } from '../support/listening-ports';
+import { reapOnExit } from '../support/reap-on-exit';
 import { dropRedisKeys } from '../support/redis-keys';
 import { freePort } from '../support/registry-server';
 
@@ -203,11 +204,13 @@ export class Stack {
   private async launch(name: string, env: Record<string, string>): Promise<string> {
     // Read before the process exists, so a configuration it cannot read leaves nothing running.
     const drainMs = drainBoundMs(name, env);
-    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist', this.mainOf(name))], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = reapOnExit(
+      spawn(process.execPath, [...SERVICE_NODE_FLAGS, join(root, 'dist', this.mainOf(name))], {
+        cwd: root,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const output: string[] = [];
     const keep = (chunk: Buffer): void => {
       output.push(chunk.toString());

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { reapOnExit } from './reap-on-exit';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -61,6 +62,8 @@ export class RedisServerProcess {
         stdio: 'ignore',
       },
     );
+    // The services of a stack using it shut down against it, so it goes after them.
+    reapOnExit(this.child, { last: true });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

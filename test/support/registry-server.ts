@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { HttpClient } from './http-client';
 import { dropRedisKeys } from './redis-keys';
 import { createTestDatabase, type TestDatabase } from './test-database';
+import { reapOnExit } from './reap-on-exit';
 
 const ROOT = resolve(__dirname, '..', '..');
 const MAIN = resolve(ROOT, 'dist', 'services', 'registry', 'src', 'main.js');
@@ -92,24 +93,26 @@ async function startOnce(env: Record<string, string>): Promise<RunningRegistry> 
   const chunks: string[] = [];
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const queuePrefix = env.QUEUE_PREFIX ?? `th-test-${randomBytes(6).toString('hex')}`;
-  const child = spawn(process.execPath, ['--no-node-snapshot', MAIN], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      NODE_ENV: 'test',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
-      REDIS_URL: redisUrl,
-      DATABASE_URL: database.url,
-      REGISTRY_PORT: String(port),
-      REGISTRY_HOST: '127.0.0.1',
-      TOOLHOST_ADMIN_KEY: adminKey,
-      INTERNAL_API_TOKEN: internalToken,
-      TOOLHOST_SECRETS_KEY: randomBytes(32).toString('base64'),
-      ...env,
-      QUEUE_PREFIX: queuePrefix,
-    },
-  });
+  const child = reapOnExit(
+    spawn(process.execPath, ['--no-node-snapshot', MAIN], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: 'test',
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+        REDIS_URL: redisUrl,
+        DATABASE_URL: database.url,
+        REGISTRY_PORT: String(port),
+        REGISTRY_HOST: '127.0.0.1',
+        TOOLHOST_ADMIN_KEY: adminKey,
+        INTERNAL_API_TOKEN: internalToken,
+        TOOLHOST_SECRETS_KEY: randomBytes(32).toString('base64'),
+        ...env,
+        QUEUE_PREFIX: queuePrefix,
+      },
+    }),
+  );
   child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')));
   const output = (): string => chunks.join('');

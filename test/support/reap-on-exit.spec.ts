@@ -1,0 +1,134 @@
+/**
+ * reapOnExit ends the children of a process that ends: by exiting, or by a signal it does not handle itself. Real
+ * processes: a parent script (the compiled helper, from dist/, which the unit project builds first) starts a child
+ * that would run forever, prints its pid, and is then ended one way or another.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from '../../scripts/project-root';
+
+const helper = join(projectRoot(__dirname), 'dist', 'test', 'support', 'reap-on-exit.js');
+
+/** The parent's program: `before` runs first; `after` once the child is started (its pid printed). */
+function parentSource(before: string, after: string): string {
+  return `
+    ${before}
+    const { spawn } = require('node:child_process');
+    const { reapOnExit } = require(${JSON.stringify(helper)});
+    const child = reapOnExit(spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' }));
+    console.log(child.pid);
+    setInterval(() => {}, 1000);
+    ${after}
+  `;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    if (!alive(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return !alive(pid);
+}
+
+async function startParent(before = '', after = '') {
+  const parent = spawn(process.execPath, ['-e', parentSource(before, after)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    parent.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+  const childPid = Number(line.toString().trim());
+  expect(childPid).toBeGreaterThan(0);
+  expect(alive(childPid)).toBe(true);
+  return { parent, exited, childPid };
+}
+
+describe('reapOnExit', () => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)(
+    'ends the child when the parent is ended by %s, and the parent still ends by that signal',
+    async (signal) => {
+      const { parent, exited, childPid } = await startParent();
+      parent.kill(signal);
+      expect(await exited).toEqual({ code: null, signal });
+      expect(await gone(childPid)).toBe(true);
+    },
+  );
+
+  it('ends the child when the parent exits on its own', async () => {
+    const { exited, childPid } = await startParent('', 'setTimeout(() => process.exit(3), 100);');
+    expect(await exited).toEqual({ code: 3, signal: null });
+    expect(await gone(childPid)).toBe(true);
+  });
+
+  it("leaves a parent's own SIGTERM handling alone, and reaps when that parent exits", async () => {
+    const before = `process.on('SIGTERM', () => { console.log('handled'); setTimeout(() => process.exit(7), 300); });`;
+    const { parent, exited, childPid } = await startParent(before);
+    const handled = once(parent.stdout, 'data');
+    parent.kill('SIGTERM');
+    const [line] = (await handled) as [Buffer];
+    expect(line.toString()).toContain('handled');
+    // Its handler runs, and the parent is not ended by the signal: the child is still there meanwhile.
+    expect(alive(childPid)).toBe(true);
+    expect(await exited).toEqual({ code: 7, signal: null });
+    expect(await gone(childPid)).toBe(true);
+  });
+
+  it('on a signal, waits for the children, ends those marked last after the others, then ends by the signal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reap-'));
+    const journal = join(dir, 'journal');
+    // A takes 300 ms to shut down; B, marked last, must get its SIGTERM only after A has gone.
+    const program = (name: string, shutdownMs: number): string =>
+      `const { appendFileSync } = require('node:fs');
+       process.on('SIGTERM', () => { appendFileSync(${JSON.stringify(journal)}, '${name}-term\\n');
+         setTimeout(() => { appendFileSync(${JSON.stringify(journal)}, '${name}-exit\\n'); process.exit(0); }, ${shutdownMs}); });
+       setInterval(() => {}, 1000);`;
+    const after = `
+      const b = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(program('B', 0))}], { stdio: 'ignore' }), { last: true });
+      const a = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(program('A', 300))}], { stdio: 'ignore' }));
+      setTimeout(() => console.log('ready'), 500);`;
+    try {
+      const { parent, exited, childPid } = await startParent('', after);
+      await once(parent.stdout, 'data');
+      parent.kill('SIGTERM');
+      expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(await gone(childPid)).toBe(true);
+      expect(readFileSync(journal, 'utf8').trim().split('\n')).toEqual(['A-term', 'A-exit', 'B-term', 'B-exit']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('kills a child that does not end within its grace', async () => {
+    const stubborn = `process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);`;
+    const after = `
+      const s = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(stubborn)}], { stdio: 'ignore' }), { graceMs: 300 });
+      setTimeout(() => console.log(s.pid), 300);`;
+    const { parent, exited } = await startParent('', after);
+    const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+    const stubbornPid = Number(line.toString().trim());
+    expect(alive(stubbornPid)).toBe(true);
+    parent.kill('SIGTERM');
+    expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(await gone(stubbornPid)).toBe(true);
+  });
+
+  it('leaves a child that ended first alone', async () => {
+    const { parent, exited, childPid } = await startParent();
+    process.kill(childPid, 'SIGKILL');
+    expect(await gone(childPid)).toBe(true);
+    parent.kill('SIGTERM');
+    expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
+  });
+});
