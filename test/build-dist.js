@@ -1,6 +1,6 @@
 // Builds dist/ once per jest run: the sandbox pool forks compiled children, the HTTP and e2e tests start the built
-// services, and one unit spec runs a compiled class in a plain Node process. Every tier's global setup calls this;
-// jest runs them in one process, so a run that selects several tiers builds once. The console (services/console, a
+// services, and unit specs run a compiled class and a test helper (test/support) in plain Node processes. Every
+// tier's global setup calls this; jest runs them in one process, so a run that selects several tiers builds once. The console (services/console, a
 // browser app) is bundled by Vite into dist/console, which the registry serves; that bundle is rebuilt only when a
 // file of its sources is newer, since it takes longer than the rest and rarely changes.
 const { execFileSync } = require('node:child_process');
@@ -30,6 +30,7 @@ module.exports = async () => {
       'libs',
       'scripts',
       'bench',
+      'test/support',
       '-d',
       'dist',
       '--copy-files',

@@ -44,11 +44,17 @@ async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
 }
 
 async function startParent(before = '', after = '') {
-  const parent = spawn(process.execPath, ['-e', parentSource(before, after)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const parent = spawn(process.execPath, ['-e', parentSource(before, after)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  parent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     parent.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+  // A parent that could not start (the helper not built) fails the test at once, with its error.
+  const [line] = (await Promise.race([
+    once(parent.stdout, 'data'),
+    exited.then((how) => Promise.reject(new Error(`the parent ended first (${JSON.stringify(how)}): ${stderr}`))),
+  ])) as [Buffer];
   const childPid = Number(line.toString().trim());
   expect(childPid).toBeGreaterThan(0);
   expect(alive(childPid)).toBe(true);
