@@ -45,6 +45,53 @@ export function coalesceWrites(redis: Redis): void {
   setImmediate(() => stream.uncork());
 }
 
+/** How long `closeRedis` lets QUIT take before it drops the connection. */
+export const CLOSE_REDIS_WITHIN_MS = 2_000;
+
+/**
+ * Closes a connection whatever state Redis is in: QUIT when it is up (replies in flight come back first), dropped at
+ * once when it is not, and dropped anyway if QUIT takes longer than `withinMs`. A bare `quit()` on a connection with
+ * an offline queue (the `worker` and `subscriber` roles) waits for as long as Redis is away, and with it the
+ * service's shutdown: SIGTERM during an outage left the registry and the worker running until they were killed.
+ * Dropping rejects the commands still queued on the connection, so what awaited them ends too.
+ */
+export async function closeRedis(client: Redis, withinMs = CLOSE_REDIS_WITHIN_MS): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)));
+  await Promise.race([
+    client.quit().then(
+      () => undefined,
+      () => undefined,
+    ),
+    late,
+  ]);
+  clearTimeout(timer);
+  // Read again: QUIT may have ended it meanwhile.
+  if ((client.status as string) !== 'end') client.disconnect();
+}
+
+/**
+ * Resolves when `client` is not connected to Redis: at once when it is not now, else when it loses the connection.
+ * For a shutdown that waits on work using the connection, which would otherwise wait out an outage.
+ */
+export function redisAway(client: Redis): Promise<void> {
+  if (client.status !== 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const away = (): void => {
+      client.off('close', away);
+      client.off('end', away);
+      resolve();
+    };
+    client.once('close', away);
+    client.once('end', away);
+  });
+}
+
 /** An ioredis client for `url` (which may name a database index: redis://host:6379/5). */
 export function createRedis(url: string, role: RedisRole, name?: string): Redis {
   const client = new Redis(url, { ...redisOptions(role), connectionName: name });

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { redisOptions } from './redis-connection';
+import { closeRedis, redisOptions } from './redis-connection';
 
 /**
  * A process's one pub/sub connection (the gateway's; the registry's for its dry-run replies): its reply channel and the `tool-changed` feed. ioredis resubscribes
@@ -98,6 +98,6 @@ export class RedisSubscriber {
   async close(): Promise<void> {
     this.handlers.clear();
     for (const wake of this.liveWaiters.splice(0)) wake();
-    await this.client.quit().catch(() => this.client.disconnect());
+    await closeRedis(this.client);
   }
 }

@@ -1,4 +1,4 @@
-import { createRedis, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
+import { closeRedis, createRedis, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
 import type Redis from 'ioredis';
 
 /** Tools whose latest event waits for Redis; past this, the oldest waiting ones are forgotten (their caches expire). */
@@ -58,7 +58,7 @@ export class ToolEventsRetryBuffer {
   async close(): Promise<void> {
     clearInterval(this.retry);
     this.retry = undefined;
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 
   private async send(event: ToolChangedEvent): Promise<void> {

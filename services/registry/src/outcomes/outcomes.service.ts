@@ -4,10 +4,12 @@ import { MetricsService } from '@toolhost/observability';
 import { randomUUID } from 'node:crypto';
 import {
   OUTCOMES_GROUP,
+  closeRedis,
   createRedis,
   outcomesDeadLetterKey,
   outcomesStreamKey,
   nestConnectionLog,
+  redisAway,
   reportConnectionState,
   type OutcomeJob,
 } from '@toolhost/queue';
@@ -66,8 +68,11 @@ export class OutcomesService implements OnApplicationBootstrap, OnApplicationShu
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.consumer.close();
-    await this.connection.quit().catch(() => this.connection.disconnect());
+    // The batch in flight is finished while Redis is there. With Redis away the consumer's next command waits on the
+    // connection for as long as the outage lasts: it is not waited for, and the connection is dropped. A batch it
+    // had read and not acknowledged stays pending in the stream, and is applied (once) after the restart.
+    await Promise.race([this.consumer.close(), redisAway(this.connection)]);
+    await closeRedis(this.connection);
   }
 
   async apply(batch: OutcomeJob[]): Promise<void> {

@@ -1,6 +1,13 @@
 import type Redis from 'ioredis';
 import { InputValidatorCache, retryWithBackoff } from '@toolhost/contracts';
-import { createRedis, outcomesStreamKey, reportConnectionState, type ConnectionStateLog } from '@toolhost/queue';
+import {
+  closeRedis,
+  createRedis,
+  outcomesStreamKey,
+  redisAway,
+  reportConnectionState,
+  type ConnectionStateLog,
+} from '@toolhost/queue';
 import type { MetricsService } from '@toolhost/observability';
 import { BuiltinRegistry } from '../builtins/builtin-registry';
 import { CalculateBuiltin } from '../builtins/calculate.builtin';
@@ -157,15 +164,27 @@ export class ExecutorRoot {
     return this.started;
   }
 
-  /** Drain: stop taking jobs, finish active ones, flush outcomes, then close the sandbox and connections. */
+  /**
+   * Drain: stop taking jobs, finish active ones, flush outcomes, then close the sandbox and connections. With Redis
+   * away (or gone during the drain) what waits on it (a job's completion, an outcome's write) would wait out the
+   * outage: it is not waited for, and the connections are dropped; the process exits as at a crash, whose rules
+   * (crash recovery, the stalled check) then own those jobs.
+   */
   async stop(): Promise<void> {
-    await this.processor.close();
-    this.suspects?.stop();
-    await this.outcomes.drain();
-    await this.sandbox.close();
-    await this.builtins.close();
-    await this.egress.close();
-    await this.toolChanges.close();
-    await Promise.allSettled([this.producer.quit(), this.queueConnection.quit()]);
+    await Promise.race([this.drain(), redisAway(this.queueConnection), redisAway(this.producer)]);
+    await Promise.allSettled([closeRedis(this.producer), closeRedis(this.queueConnection)]);
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      await this.processor.close();
+      this.suspects?.stop();
+      await this.outcomes.drain();
+    } finally {
+      await this.sandbox.close();
+      await this.builtins.close();
+      await this.egress.close();
+      await this.toolChanges.close();
+    }
   }
 }

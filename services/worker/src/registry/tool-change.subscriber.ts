@@ -1,5 +1,11 @@
 import type Redis from 'ioredis';
-import { createRedis, crashSuspectsChannel, toolChangedChannel, type ToolChangedEvent } from '@toolhost/queue';
+import {
+  closeRedis,
+  createRedis,
+  crashSuspectsChannel,
+  toolChangedChannel,
+  type ToolChangedEvent,
+} from '@toolhost/queue';
 
 /**
  * Listens for the registry's tool-changed events and hands each one to `onChange`; and, when given `onSuspects`, for
@@ -37,6 +43,6 @@ export class ToolChangeSubscriber {
   }
 
   async close(): Promise<void> {
-    await this.client.quit().catch(() => this.client.disconnect());
+    await closeRedis(this.client);
   }
 }

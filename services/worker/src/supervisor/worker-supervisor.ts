@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { Queue } from 'bullmq';
 import type { MetricsService } from '@toolhost/observability';
+import { closeRedis, redisAway } from '@toolhost/queue';
 import type { OutcomePublisher } from '../outcomes/outcome-publisher';
 import { WORKER_GAUGES } from '../worker-metrics';
 import type { CrashedRunRecovery } from './crashed-run-recovery';
@@ -55,12 +56,19 @@ export class WorkerSupervisor {
     return this.pool.isConsuming;
   }
 
-  /** Drain: executors finish their runs and flush their outcomes, then the supervisor's connection closes. */
+  /**
+   * Drain: executors finish their runs and flush their outcomes, then the supervisor's connection closes. With Redis
+   * away its own writes (a crash recovery's, the outcomes it flushes) would wait out the outage: once the executors
+   * are done they are not waited for, and the connection is dropped.
+   */
   async stop(): Promise<void> {
     await this.pool.stop();
-    await this.outcomes.drain();
-    await this.recovery.close();
-    await this.queue.close().catch(() => undefined);
-    await this.redis.quit().catch(() => undefined);
+    const rest = async (): Promise<void> => {
+      await this.outcomes.drain();
+      await this.recovery.close();
+      await this.queue.close().catch(() => undefined);
+    };
+    await Promise.race([rest(), redisAway(this.redis)]);
+    await closeRedis(this.redis);
   }
 }

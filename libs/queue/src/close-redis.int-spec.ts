@@ -1,0 +1,101 @@
+/**
+ * closeRedis and redisAway on real connections: a connection is closed whether its Redis is up (QUIT, after the
+ * replies in flight) or away (dropped at once, where a bare `quit()` on a connection with an offline queue waits for
+ * as long as Redis is away), and redisAway tells a shutdown when waiting on Redis would wait out an outage.
+ */
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { RedisServerProcess } from '../../../test/support/redis-server.process';
+import { closeRedis, createRedis, redisAway } from './redis-connection';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const ready = (client: Redis): Promise<unknown> =>
+  client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', resolve));
+
+describe('closeRedis', () => {
+  it('QUITs a connection that is up, after the replies in flight', async () => {
+    const client = createRedis(REDIS_URL, 'worker');
+    await ready(client);
+    const key = `th-close-${randomUUID()}`;
+    const written = client.set(key, 'v');
+    const ended = new Promise((resolve) => client.once('end', resolve));
+    await closeRedis(client);
+    expect(await written).toBe('OK');
+    await ended;
+    expect(client.status).toBe('end');
+    const check = new Redis(REDIS_URL);
+    try {
+      expect(await check.get(key)).toBe('v');
+      await check.del(key);
+    } finally {
+      check.disconnect();
+    }
+  });
+
+  it.each(['worker', 'subscriber'] as const)(
+    'drops a %s connection whose Redis went away at once (a bare quit() waits for it to come back)',
+    async (role) => {
+      const server = await RedisServerProcess.start();
+      const client = createRedis(server.url, role);
+      try {
+        await ready(client);
+        const away = redisAway(client);
+        await server.kill();
+        await away;
+        expect(client.status).not.toBe('ready');
+        let reconnected = false;
+        client.on('ready', () => (reconnected = true));
+        await closeRedis(client);
+        // Dropped for good: with Redis back, it stays away (its reconnection backoff is at most 2 s).
+        await server.restart();
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        expect(reconnected).toBe(false);
+        expect(client.status).not.toBe('ready');
+      } finally {
+        client.disconnect();
+        await server.kill();
+      }
+    },
+  );
+
+  it('leaves a connection that has ended alone', async () => {
+    const client = createRedis(REDIS_URL, 'producer');
+    await ready(client);
+    client.disconnect();
+    await new Promise((resolve) => client.once('end', resolve));
+    await closeRedis(client);
+    expect(client.status).toBe('end');
+  });
+});
+
+describe('redisAway', () => {
+  it('resolves at once for a connection that is not connected', async () => {
+    const client = createRedis('redis://127.0.0.1:1', 'worker');
+    try {
+      let resolved = false;
+      await redisAway(client).then(() => (resolved = true));
+      expect(resolved).toBe(true);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('resolves when a connected one loses Redis, not before', async () => {
+    const server = await RedisServerProcess.start();
+    const client = createRedis(server.url, 'worker');
+    try {
+      await ready(client);
+      let away = false;
+      const watching = redisAway(client).then(() => (away = true));
+      expect(await client.ping()).toBe('PONG');
+      expect(away).toBe(false);
+      await server.kill();
+      await watching;
+      expect(away).toBe(true);
+    } finally {
+      client.disconnect();
+      await server.kill();
+    }
+  });
+});
