@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { RedisReadinessCheck } from '@toolhost/observability';
 import type Redis from 'ioredis';
-import { withDeadline } from '@toolhost/queue';
+import { closeRedis, withDeadline } from '@toolhost/queue';
 import { PRODUCER_CONNECTION } from '../gateway.tokens';
 import { RedisSubscriber } from '@toolhost/queue';
 
@@ -32,6 +32,6 @@ export class RedisConnections implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     await this.subscriber.close();
     await this.redisCheck.close();
-    await this.producer.quit().catch(() => this.producer.disconnect());
+    await closeRedis(this.producer);
   }
 }

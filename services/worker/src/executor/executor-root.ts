@@ -171,8 +171,12 @@ export class ExecutorRoot {
    * (crash recovery, the stalled check) then own those jobs.
    */
   async stop(): Promise<void> {
-    await Promise.race([this.drain(), redisAway(this.queueConnection), redisAway(this.producer)]);
-    await Promise.allSettled([closeRedis(this.producer), closeRedis(this.queueConnection)]);
+    try {
+      await Promise.race([this.drain(), redisAway(this.queueConnection), redisAway(this.producer)]);
+    } finally {
+      // Closed even when the drain failed: its error is the caller's, the connections are not left open.
+      await Promise.allSettled([closeRedis(this.producer), closeRedis(this.queueConnection)]);
+    }
   }
 
   private async drain(): Promise<void> {
