@@ -3,7 +3,9 @@
  * and, in the same run, against honest baselines:
  * - the minimal naive pipeline (bench/naive-pipeline.ts: Fastify → BullMQ → one worker process, one isolate, a fresh
  *   Context and compile per call → `QueueEvents` reply; no auth, validation or database);
- * - the skeleton of the path (bench/skeleton-path.ts: the same processes and hops as toolhost, no sandbox, no work);
+ * - the skeleton of the path (bench/skeleton-path.ts: the same processes and hops as toolhost, no sandbox, no work),
+ *   and the skeleton whose worker runs the Slug Generator in toolhost's sandbox runtime (the floor of any design that
+ *   runs tools in isolated-vm on this path);
  * - thread-per-call (bench/thread-per-call.ts: a plain HTTP server, a new worker thread with `vm.runInNewContext`
  *   per call);
  * - the bare BullMQ add→finished loop in one process, at 1 and 64 callers (and at 1 with the worker in another
@@ -173,6 +175,8 @@ async function main(): Promise<void> {
     stops.push(bareApart.stop);
     const skeleton = await startSkeleton();
     stops.push(skeleton.stop);
+    const sandboxedSkeleton = await startSkeleton({}, { toolCode: BENCH_TOOLS.slug.definition.code });
+    stops.push(sandboxedSkeleton.stop);
     const naive = await startNaivePipeline(scripts);
     stops.push(naive.stop);
     const threads = await startThreadPerCall(scripts);
@@ -235,6 +239,17 @@ async function main(): Promise<void> {
         clients,
         run: (s) => cannon(skeleton.url, '', 'skeleton', clients, s),
         groups: skeletonGroups,
+      });
+      add({
+        label: 'skeleton + the sandbox run',
+        path: 'skeletonSandbox',
+        tool: 'slug',
+        clients,
+        run: (s) => cannon(sandboxedSkeleton.url, '', 'skeleton', clients, s),
+        groups: groupsOf({
+          gateway: () => sandboxedSkeleton.pids().slice(0, 1),
+          worker: () => sandboxedSkeleton.pids().slice(1),
+        }),
       });
       add({
         label: 'bare BullMQ add→finished, one process',
@@ -470,6 +485,31 @@ function summarize(
     '1-client CPU per call (its processes + Redis), toolhost ÷ skeleton (slug)',
     t('toolhost', 'slug', 1),
     t('skeleton', '-', 1),
+    systemCpu,
+  );
+  // What the sandbox run alone adds to the skeleton, and what toolhost's other work adds to that.
+  ratio(
+    '1-client p50, skeleton + sandbox run ÷ skeleton (slug)',
+    t('skeletonSandbox', 'slug', 1),
+    t('skeleton', '-', 1),
+    p50,
+  );
+  ratio(
+    '1-client p50, toolhost ÷ skeleton + sandbox run (slug)',
+    t('toolhost', 'slug', 1),
+    t('skeletonSandbox', 'slug', 1),
+    p50,
+  );
+  ratio(
+    '64-client CPU per call (its processes + Redis), skeleton + sandbox run ÷ skeleton (slug)',
+    t('skeletonSandbox', 'slug', 64),
+    t('skeleton', '-', 64),
+    systemCpu,
+  );
+  ratio(
+    '64-client CPU per call (its processes + Redis), toolhost ÷ skeleton + sandbox run (slug)',
+    t('toolhost', 'slug', 64),
+    t('skeletonSandbox', 'slug', 64),
     systemCpu,
   );
   for (const tool of TOOL_IDS.filter((id) => id !== 'slug')) {

@@ -6,6 +6,12 @@
  * has them, for `bench:trace`. What toolhost costs above this row is its own work; what this row costs above the bare
  * loop is the shape (HTTP, a gateway process, a worker process, a reply channel).
  *
+ * With a tool's code (`startSkeleton(env, { toolCode })`), its worker also runs the job's input through that tool in
+ * toolhost's sandbox runtime (`SandboxRuntime`, a warm isolate and a compartment prepared between runs, as an
+ * executor's), and replies with its result: the skeleton plus the run itself, and nothing else of toolhost's work. It
+ * is the floor under any design that runs tools in isolated-vm on this path: what toolhost costs above it is the rest
+ * of its work (the key, validation, quota, the outcome, the crash rules), not the sandbox.
+ *
  * Run as a child: `skeleton-path.js gateway <queue>` or `skeleton-path.js worker <queue>`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -14,26 +20,74 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
-import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
-import { traceInvocation, tracingInvocations } from '@toolhost/contracts';
+import { SERVICE_NODE_FLAGS, YOUNG_GENERATION_FLAG } from '@toolhost/config';
+import { DEFAULT_LIMITS, traceInvocation, tracingInvocations, type JsonValue } from '@toolhost/contracts';
+import { CallBudget, SandboxRuntime, type ToolBridge } from '@toolhost/sandbox';
 import { REDIS_URL } from '../test/e2e/stack';
 import { reapOnExit } from '../test/support/reap-on-exit';
 
 const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
 
+/** The tool's code of the sandboxed skeleton's worker (startSkeleton's `toolCode`). */
+const TOOL_CODE_ENV = 'BENCH_SKELETON_TOOL_CODE';
+
 interface Reply {
   id: string;
-  result: string;
+  result?: JsonValue;
+  /** A sandboxed run that failed: the gateway answers 500, which the benchmark counts as an error. */
+  error?: string;
+}
+
+/** The sandboxed skeleton's tools call no other tool and write no audit rows. */
+const NO_BRIDGE: ToolBridge = {
+  callTool: () => Promise.reject(new Error('the skeleton has no other tools')),
+  audit: () => Promise.resolve(),
+};
+
+/** The job's reply: the tool's result, run in the sandbox, when the worker has one; else the skeleton's no-work. */
+function replyOf(
+  sandbox: { runtime: SandboxRuntime; code: string } | undefined,
+  id: string,
+  input: { title: string },
+): Reply | Promise<Reply> {
+  if (sandbox === undefined) return { id, result: input.title.toLowerCase() };
+  const run = sandbox.runtime.run(
+    {
+      tenantId: 'bench-skeleton',
+      toolId: 'bench-skeleton-tool',
+      version: 1,
+      code: sandbox.code,
+      input,
+      secrets: {},
+      context: { invocationId: id },
+      limits: {
+        timeoutMs: DEFAULT_LIMITS.timeoutMs,
+        memoryMb: DEFAULT_LIMITS.memoryMb,
+        wallClockMs: DEFAULT_LIMITS.invocationWallClockMs,
+        maxInputBytes: DEFAULT_LIMITS.maxInputBytes,
+        maxResultBytes: DEFAULT_LIMITS.maxResultBytes,
+        maxLogBytes: DEFAULT_LIMITS.maxLogBytes,
+      },
+    },
+    NO_BRIDGE,
+    new CallBudget(DEFAULT_LIMITS.toolCallBudget),
+  );
+  return run.then((outcome) =>
+    outcome.status === 'succeeded' ? { id, result: outcome.result } : { id, error: outcome.error.code },
+  );
 }
 
 function worker(queueName: string): void {
   const publisher = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const code = process.env[TOOL_CODE_ENV];
+  // As an executor makes it (sandbox.factory.ts): the next run's compartment prepared after each run.
+  const sandbox = code === undefined ? undefined : { runtime: new SandboxRuntime({ warmSpare: true }), code };
   const consumer = new Worker<{ input: { title: string }; replyTo: string }, Reply>(
     queueName,
     async (job) => {
       const id = job.id ?? '';
       traceInvocation('executor.taken', id);
-      const reply = { id, result: job.data.input.title.toLowerCase() };
+      const reply = await replyOf(sandbox, id, job.data.input);
       traceInvocation('executor.answer', id);
       await publisher.publish(job.data.replyTo, JSON.stringify(reply));
       traceInvocation('executor.answered', id);
@@ -75,7 +129,10 @@ function gateway(queueName: string): void {
         .then((reply) => {
           traceInvocation('gateway.respond', id);
           const body = JSON.stringify(reply);
-          response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+          response.writeHead(reply.error === undefined ? 200 : 500, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          });
           response.end(body);
         });
     });
@@ -87,16 +144,23 @@ function gateway(queueName: string): void {
 
 /**
  * Starts the skeleton (worker, then gateway); `stop` kills both and removes the queue. `env` goes to both processes
- * over this one's (bench:trace loads its recorder with NODE_OPTIONS).
+ * over this one's (bench:trace loads its recorder with NODE_OPTIONS). With `toolCode`, the worker runs each job
+ * through that tool in the sandbox (see the top of this file).
  */
 export async function startSkeleton(
   env: Record<string, string> = {},
+  options: { toolCode?: string } = {},
 ): Promise<{ url: string; pids: () => number[]; stop: () => Promise<void> }> {
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
-    // The services' young generation (SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's.
+    // The services' young generation (SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's. A
+    // worker that loads isolated-vm needs the rest of the services' flags too (--no-node-snapshot).
+    const sandboxed = role === 'worker' && options.toolCode !== undefined;
     const child = reapOnExit(
-      fork(__filename, [role, queueName], { execArgv: [YOUNG_GENERATION_FLAG], env: { ...process.env, ...env } }),
+      fork(__filename, [role, queueName], {
+        execArgv: sandboxed ? [...SERVICE_NODE_FLAGS] : [YOUNG_GENERATION_FLAG],
+        env: { ...process.env, ...env, ...(sandboxed ? { [TOOL_CODE_ENV]: options.toolCode } : {}) },
+      }),
     );
     const message = await new Promise((resolve) => child.once('message', resolve));
     return { child, message };

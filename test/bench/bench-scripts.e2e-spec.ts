@@ -48,7 +48,7 @@ smoke('benchmark scripts (tiny runs)', () => {
       BENCH_PAUSE_MS: '100',
       BENCH_TOOLS: 'slug',
     }) as {
-      rows: { id: string; rps: number; rounds: unknown[] }[];
+      rows: { id: string; rps: number; non2xx: number; rounds: unknown[] }[];
       ratios: Record<string, { median: number; target?: string }>;
     };
     expect(results.rows.map((row) => row.id).sort()).toEqual(
@@ -62,6 +62,8 @@ smoke('benchmark scripts (tiny runs)', () => {
         'naive:slug:64',
         'skeleton:-:1',
         'skeleton:-:64',
+        'skeletonSandbox:slug:1',
+        'skeletonSandbox:slug:64',
         'thread:slug:1',
         'thread:slug:64',
         'toolhost:slug:1',
@@ -73,6 +75,10 @@ smoke('benchmark scripts (tiny runs)', () => {
     // 64 threads started at once may not finish within one short round on a busy machine; every other row serves.
     for (const row of results.rows.filter(({ id }) => id !== 'thread:slug:64')) {
       expect({ id: row.id, served: row.rps > 0 }).toEqual({ id: row.id, served: true });
+    }
+    // The sandboxed skeleton answers 500 for a run that failed: every one of its calls ran the tool.
+    for (const row of results.rows.filter(({ id }) => id.startsWith('skeletonSandbox:'))) {
+      expect({ id: row.id, non2xx: row.non2xx }).toEqual({ id: row.id, non2xx: 0 });
     }
     const targets = Object.entries(results.ratios).filter(([, ratio]) => ratio.target !== undefined);
     expect(targets.map(([key]) => key)).toHaveLength(5);
