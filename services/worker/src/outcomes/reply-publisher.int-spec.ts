@@ -154,8 +154,9 @@ describe('ReplyPublisher', () => {
       const outcomes = new OutcomePublisher(connection, streamKey);
       const publisher = new ReplyPublisher(connection, outcomes);
       const [first, second] = [await held('e:1'), await held('e:2')];
-      // Redis's own record of the order it ran this test's outcome appends and answers in.
-      const monitor = await connection.duplicate().monitor();
+      // Redis's own record of the order it ran this test's outcome appends and answers in. `monitor()` opens a
+      // connection of its own (closed below); a duplicate to call it on would have been left open.
+      const monitor = await connection.monitor();
       const ran: string[] = [];
       const jobKeys = new Map([first, second].map((job) => [`${job.queueQualifiedName}:${String(job.id)}`, job]));
       monitor.on('monitor', (_time: string, args: string[]) => {
