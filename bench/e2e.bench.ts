@@ -488,30 +488,15 @@ function summarize(
     systemCpu,
   );
   // What the sandbox run alone adds to the skeleton, and what toolhost's other work adds to that.
-  ratio(
-    '1-client p50, skeleton + sandbox run ÷ skeleton (slug)',
-    t('skeletonSandbox', 'slug', 1),
-    t('skeleton', '-', 1),
-    p50,
-  );
-  ratio(
-    '1-client p50, toolhost ÷ skeleton + sandbox run (slug)',
-    t('toolhost', 'slug', 1),
-    t('skeletonSandbox', 'slug', 1),
-    p50,
-  );
-  ratio(
-    '64-client CPU per call (its processes + Redis), skeleton + sandbox run ÷ skeleton (slug)',
-    t('skeletonSandbox', 'slug', 64),
-    t('skeleton', '-', 64),
-    systemCpu,
-  );
-  ratio(
-    '64-client CPU per call (its processes + Redis), toolhost ÷ skeleton + sandbox run (slug)',
-    t('toolhost', 'slug', 64),
-    t('skeletonSandbox', 'slug', 64),
-    systemCpu,
-  );
+  const floorRatios = [
+    { clients: 1, what: '1-client p50', pick: p50 },
+    { clients: LOADED, what: `${LOADED}-client CPU per call (its processes + Redis)`, pick: systemCpu },
+  ];
+  for (const { clients, what, pick } of floorRatios) {
+    const floor = t('skeletonSandbox', 'slug', clients);
+    ratio(`${what}, skeleton + sandbox run ÷ skeleton (slug)`, floor, t('skeleton', '-', clients), pick);
+    ratio(`${what}, toolhost ÷ skeleton + sandbox run (slug)`, t('toolhost', 'slug', clients), floor, pick);
+  }
   for (const tool of TOOL_IDS.filter((id) => id !== 'slug')) {
     ratio(
       `64-client throughput, toolhost ÷ minimal naive pipeline (${tool})`,
