@@ -6,10 +6,7 @@ import Redis from 'ioredis';
  * machine, CI included; without this, test and benchmark runs had piled up ~300k keys (620 MB).
  */
 export async function dropRedisKeys(url: string, prefix: string): Promise<void> {
-  // One attempt, no reconnection: against a Redis that is gone (a test's own, killed), a client left reconnecting
-  // would keep its process alive after the caller has moved on (`disconnect()` while the first connect fails does
-  // not always stop it).
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, retryStrategy: () => null });
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
