@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { DROP_WITHIN_MS } from '@toolhost/queue';
 
 /**
  * Deletes every key under `prefix:` in the Redis at `url`. Services started by tests leave their queues and streams
@@ -6,7 +7,9 @@ import Redis from 'ioredis';
  * machine, CI included; without this, test and benchmark runs had piled up ~300k keys (620 MB).
  */
 export async function dropRedisKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
+  // A short disconnect timer: after a test killed this Redis, the connection fails and ioredis's timer, armed by
+  // disconnect() and cleared only by a socket that closes, held the process for its 2 s default (see DROP_WITHIN_MS).
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true, disconnectTimeout: DROP_WITHIN_MS });
   redis.on('error', () => undefined);
   try {
     await redis.connect();

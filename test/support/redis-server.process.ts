@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
+import { DROP_WITHIN_MS } from '@toolhost/queue';
 import { reapOnExit } from './reap-on-exit';
 
 async function freePort(): Promise<number> {
@@ -66,7 +67,14 @@ export class RedisServerProcess {
     reapOnExit(this.child, { last: true });
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      // A short disconnect timer: ioredis arms it on disconnect() and, on a probe whose connection failed, nothing
+      // clears it; at its 2 s default every failed probe held the test process that long (see DROP_WITHIN_MS).
+      const probe = new Redis(this.url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+        disconnectTimeout: DROP_WITHIN_MS,
+      });
       probe.on('error', () => undefined);
       try {
         await probe.connect();

@@ -3,12 +3,32 @@
  * replies in flight) or away (dropped at once, where a bare `quit()` on a connection with an offline queue waits for
  * as long as Redis is away), and redisAway tells a shutdown when waiting on Redis would wait out an outage.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import Redis from 'ioredis';
 import { RedisServerProcess } from '../../../test/support/redis-server.process';
 import { closeRedis, createRedis, redisAway } from './redis-connection';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The built module (jest's global setup builds dist/), for a process of its own. */
+const BUILT = resolve(__dirname, '../../../dist/libs/queue/src/redis-connection.js');
+
+/**
+ * A process that connects with `role`'s options, prints `ready`, and once its Redis is away (the test kills it)
+ * closes the connection with closeRedis and then has nothing left to do: it exits 0 on its own, or 3 when something
+ * still holds it 1.5 s later.
+ */
+const DROPPING_PROCESS = `
+const { closeRedis, createRedis, redisAway } = require(process.argv[1]);
+const client = createRedis(process.argv[2], process.argv[3]);
+client.once('ready', async () => {
+  console.log('ready');
+  await redisAway(client);
+  await closeRedis(client);
+  setTimeout(() => process.exit(3), 1500).unref();
+});`;
 
 const ready = (client: Redis): Promise<unknown> =>
   client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', resolve));
@@ -54,6 +74,26 @@ describe('closeRedis', () => {
         expect(client.status).not.toBe('ready');
       } finally {
         client.disconnect();
+        await server.kill();
+      }
+    },
+  );
+
+  it.each(['producer', 'worker', 'subscriber'] as const)(
+    'leaves nothing that keeps the process alive once a %s connection whose Redis went away is dropped',
+    async (role) => {
+      const server = await RedisServerProcess.start();
+      try {
+        const child = spawn(process.execPath, ['-e', DROPPING_PROCESS, BUILT, server.url, role], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+        await new Promise<void>((done) => child.stdout.once('data', () => done()));
+        await server.kill();
+        // ioredis arms a timer on disconnect() that only a closing socket clears; at its 2 s default it held the
+        // process past the child's 1.5 s (exit 3).
+        expect(await exited).toBe(0);
+      } finally {
         await server.kill();
       }
     },

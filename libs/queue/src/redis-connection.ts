@@ -10,6 +10,15 @@ import { backoffDelayMs } from '@toolhost/contracts';
  */
 export type RedisRole = 'producer' | 'worker' | 'subscriber';
 
+/**
+ * How long a dropped connection (`disconnect()`) waits for Redis to close its side before the socket is destroyed.
+ * ioredis arms this timer on every `disconnect()` and clears it when the socket closes, so on a connection that had
+ * already lost its socket (Redis away) it simply runs out, and holds the process alive until then: at ioredis's 2 s
+ * default, a process that dropped its connections during an outage could not exit for 2 s. Redis answers a FIN at
+ * once; a peer that does not is gone.
+ */
+export const DROP_WITHIN_MS = 200;
+
 export function redisOptions(role: RedisRole): RedisOptions {
   // ioredis counts reconnection attempts from 1: 200 ms, doubling, up to 2 s.
   const reconnect = (times: number): number => backoffDelayMs(times + 1, { firstMs: 100, maxMs: 2_000 });
@@ -21,11 +30,12 @@ export function redisOptions(role: RedisRole): RedisOptions {
         maxRetriesPerRequest: 1,
         connectTimeout: 2_000,
         retryStrategy: reconnect,
+        disconnectTimeout: DROP_WITHIN_MS,
       };
     case 'worker':
-      return { maxRetriesPerRequest: null, retryStrategy: reconnect };
+      return { maxRetriesPerRequest: null, retryStrategy: reconnect, disconnectTimeout: DROP_WITHIN_MS };
     case 'subscriber':
-      return { maxRetriesPerRequest: null, retryStrategy: reconnect };
+      return { maxRetriesPerRequest: null, retryStrategy: reconnect, disconnectTimeout: DROP_WITHIN_MS };
   }
 }
 
@@ -53,7 +63,8 @@ export const CLOSE_REDIS_WITHIN_MS = 2_000;
  * once when it is not, and dropped anyway if QUIT takes longer than `withinMs`. A bare `quit()` on a connection with
  * an offline queue (the `worker` and `subscriber` roles) waits for as long as Redis is away, and with it the
  * service's shutdown: SIGTERM during an outage left the registry and the worker running until they were killed.
- * Dropped, it stops reconnecting and holds nothing that keeps the process alive; commands still queued on it are
+ * Dropped, it stops reconnecting and holds nothing that keeps the process alive (after DROP_WITHIN_MS, for a
+ * connection made with `redisOptions`); commands still queued on it are
  * never answered (ioredis does not fail them when it is dropped while reconnecting), so a shutdown stops waiting on
  * them once Redis is away (`redisAway`).
  */
