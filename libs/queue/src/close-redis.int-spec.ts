@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { RedisServerProcess } from '../../../test/support/redis-server.process';
 import { closeRedis, createRedis, redisAway } from './redis-connection';
@@ -13,7 +13,7 @@ import { closeRedis, createRedis, redisAway } from './redis-connection';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** The built module (jest's global setup builds dist/), for a process of its own. */
-const BUILT = resolve(__dirname, '../../../dist/libs/queue/src/redis-connection.js');
+const BUILT = join(__dirname, '../../../dist/libs/queue/src/redis-connection.js');
 
 /**
  * A process that connects with `role`'s options, prints `ready`, and once its Redis is away (the test kills it)
@@ -88,7 +88,8 @@ describe('closeRedis', () => {
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-        await new Promise<void>((done) => child.stdout.once('data', () => done()));
+        // A child that fails before it connects exits instead (and is caught by the exit code below).
+        await Promise.race([new Promise((done) => child.stdout.once('data', done)), exited]);
         await server.kill();
         // ioredis arms a timer on disconnect() that only a closing socket clears; at its 2 s default it held the
         // process past the child's 1.5 s (exit 3).

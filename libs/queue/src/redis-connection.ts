@@ -63,10 +63,9 @@ export const CLOSE_REDIS_WITHIN_MS = 2_000;
  * once when it is not, and dropped anyway if QUIT takes longer than `withinMs`. A bare `quit()` on a connection with
  * an offline queue (the `worker` and `subscriber` roles) waits for as long as Redis is away, and with it the
  * service's shutdown: SIGTERM during an outage left the registry and the worker running until they were killed.
- * Dropped, it stops reconnecting and holds nothing that keeps the process alive (after DROP_WITHIN_MS, for a
- * connection made with `redisOptions`); commands still queued on it are
- * never answered (ioredis does not fail them when it is dropped while reconnecting), so a shutdown stops waiting on
- * them once Redis is away (`redisAway`).
+ * Dropped, it stops reconnecting and, once DROP_WITHIN_MS has passed (for a connection made with `redisOptions`),
+ * holds nothing that keeps the process alive; commands still queued on it are never answered (ioredis does not fail
+ * them when it is dropped while reconnecting), so a shutdown stops waiting on them once Redis is away (`redisAway`).
  */
 export async function closeRedis(client: Redis, withinMs = CLOSE_REDIS_WITHIN_MS): Promise<void> {
   if (client.status === 'end') return;
