@@ -228,10 +228,11 @@ async function main(): Promise<void> {
         });
       }
     }
-    const skeletonGroups = groupsOf({
-      gateway: () => skeleton.pids().slice(0, 1),
-      worker: () => skeleton.pids().slice(1),
-    });
+    // A skeleton's pids are its gateway's, then its worker's.
+    const skeletonGroupsOf = (row: typeof skeleton) =>
+      groupsOf({ gateway: () => row.pids().slice(0, 1), worker: () => row.pids().slice(1) });
+    const skeletonGroups = skeletonGroupsOf(skeleton);
+    const sandboxedSkeletonGroups = skeletonGroupsOf(sandboxedSkeleton);
     for (const clients of [LOADED, 1]) {
       add({
         label: 'skeleton (same hops, no work)',
@@ -246,10 +247,7 @@ async function main(): Promise<void> {
         tool: 'slug',
         clients,
         run: (s) => cannon(sandboxedSkeleton.url, '', 'skeleton', clients, s),
-        groups: groupsOf({
-          gateway: () => sandboxedSkeleton.pids().slice(0, 1),
-          worker: () => sandboxedSkeleton.pids().slice(1),
-        }),
+        groups: sandboxedSkeletonGroups,
       });
       add({
         label: 'bare BullMQ add→finished, one process',

@@ -22,20 +22,20 @@ export const DROP_WITHIN_MS = 200;
 export function redisOptions(role: RedisRole): RedisOptions {
   // ioredis counts reconnection attempts from 1: 200 ms, doubling, up to 2 s.
   const reconnect = (times: number): number => backoffDelayMs(times + 1, { firstMs: 100, maxMs: 2_000 });
+  const every = { retryStrategy: reconnect, disconnectTimeout: DROP_WITHIN_MS };
   switch (role) {
     case 'producer':
       return {
+        ...every,
         enableOfflineQueue: false,
         autoResendUnfulfilledCommands: false,
         maxRetriesPerRequest: 1,
         connectTimeout: 2_000,
-        retryStrategy: reconnect,
-        disconnectTimeout: DROP_WITHIN_MS,
       };
     case 'worker':
-      return { maxRetriesPerRequest: null, retryStrategy: reconnect, disconnectTimeout: DROP_WITHIN_MS };
+      return { ...every, maxRetriesPerRequest: null };
     case 'subscriber':
-      return { maxRetriesPerRequest: null, retryStrategy: reconnect, disconnectTimeout: DROP_WITHIN_MS };
+      return { ...every, maxRetriesPerRequest: null };
   }
 }
 
