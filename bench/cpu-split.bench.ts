@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import { REDIS_URL, Stack } from '../test/e2e/stack';
-import { cpuSeconds, pids, redisPids, sumCpu, type Cpu } from './process-cpu';
+import { cpuSeconds, pids, postgresCpu, redisPids, sumCpu, type Cpu } from './process-cpu';
 import { redisCommandStats } from './redis-commandstats';
 
 const SECONDS = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
         sumCpu([ofPids(pids(`pgrep -P ${supervisor}`)), cpuSeconds(supervisor, 'reapedChildren')]),
       registry: () => ofPids([stack.service('registry').process.pid ?? 0]),
       redis: () => ofPids(redisPids(REDIS_URL)),
-      postgres: () => ofPids(pids('pgrep -u postgres')),
+      postgres: postgresCpu,
     };
     const snapshot = (): Record<string, Cpu> =>
       Object.fromEntries(Object.entries(groups).map(([name, read]) => [name, read()]));

@@ -37,7 +37,7 @@ import { grpcTarget } from './grpc-bench';
 import { cannon, measure, median, pairRounds, target, type Sample } from './http-bench';
 import { startNaivePipeline } from './naive-pipeline';
 import { runBench } from './own-redis';
-import { cpuOf, cpuSeconds, pids, redisPids, withDescendants } from './process-cpu';
+import { cpuOf, cpuSeconds, postgresCpu, redisPids, secondsOf, withDescendants } from './process-cpu';
 import { commandsBetween, redisCommandStats, type CommandStats } from './redis-commandstats';
 import { ResultsFile } from './results-file';
 import { startSkeleton } from './skeleton-path';
@@ -128,7 +128,7 @@ const stackGroups = (stack: Stack): CpuGroups => {
     },
     registry: () => cpuOf([pidOf('registry')]),
     // Shared with every other database on the machine: read it as an upper bound.
-    postgres: () => cpuOf(pids('pgrep -u postgres')),
+    postgres: () => secondsOf(postgresCpu()),
   };
 };
 const groupsOf = (processes: Record<string, () => number[]>): CpuGroups =>

@@ -26,6 +26,15 @@ export function cpuSeconds(pid: number, of: 'self' | 'reapedChildren' = 'self'):
   }
 }
 
+/** The parent of a process (0 when it is gone). */
+function parentOf(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** The pids a shell command prints, one per line (none when it fails). */
 export function pids(command: string): number[] {
   try {
@@ -58,4 +67,25 @@ export function sumCpu(list: Cpu[]): Cpu {
 export function cpuOf(list: number[]): number {
   const { user, system } = sumCpu(list.map((pid) => cpuSeconds(pid)));
   return user + system;
+}
+
+/**
+ * CPU seconds used so far by the machine's Postgres server: its live processes, and those that have exited (a pooled
+ * connection closed when idle, an autovacuum worker), which its postmaster has reaped. Without the latter, a backend
+ * that exits between two readings takes its whole life's CPU out of the difference, which can then be negative.
+ */
+export function postgresCpu(): Cpu {
+  const live = pids('pgrep -u postgres');
+  const server = new Set(live);
+  // The postmaster: the one whose parent is not the server's (backends and workers are its children).
+  const postmasters = live.filter((pid) => !server.has(parentOf(pid)));
+  return sumCpu([
+    ...live.map((pid) => cpuSeconds(pid)),
+    ...postmasters.map((pid) => cpuSeconds(pid, 'reapedChildren')),
+  ]);
+}
+
+/** User + kernel seconds. */
+export function secondsOf(cpu: Cpu): number {
+  return cpu.user + cpu.system;
 }

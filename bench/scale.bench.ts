@@ -35,7 +35,7 @@ import { BENCH_TOOLS } from './bench-tools';
 import { memoryOf, type ProcessMemory } from './inspector-memory';
 import { OutcomeSink } from './outcome-sink';
 import { runBench } from './own-redis';
-import { cpuOf, cpuSeconds, pids, redisPids, withDescendants } from './process-cpu';
+import { cpuOf, cpuSeconds, pids, postgresCpu, redisPids, secondsOf, withDescendants } from './process-cpu';
 import { ResultsFile } from './results-file';
 import { reapOnExit } from '../test/support/reap-on-exit';
 
@@ -141,7 +141,7 @@ function cpuBy(subject: Subject, redisServer: number[]): Record<string, number> 
       cpuOf(workers.flatMap((pid) => withDescendants(pid))) + reaped.reduce((sum, c) => sum + c.user + c.system, 0),
     registry: cpuOf([pidOf('registry')]),
     // Shared with every other database on the machine: an upper bound.
-    postgres: cpuOf(pids('pgrep -u postgres')),
+    postgres: secondsOf(postgresCpu()),
     redis: cpuOf(redisServer),
     // The outcome sink of the stack without Postgres writes, and the polling of this benchmark.
     'this process': (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
