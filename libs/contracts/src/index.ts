@@ -16,3 +16,4 @@ export * from './problem-details';
 export * from './transfer.schemas';
 export * from './proto-files';
 export * from './invocation-trace';
+export * from './time-ordered-uuid';

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import {
   ErrorCode,
   InputSchemaError,
   MAX_JSON_DEPTH,
   problemDetails,
   stringifyWithinDepth,
+  timeOrderedUuid,
   toolNameOf,
   traceInvocation,
   type InputValidatorCache,
@@ -168,7 +168,8 @@ export class InvocationService {
         receivedBytes: inputBytes,
       });
     }
-    const invocationId = randomUUID();
+    // Time-ordered: the invocation log's primary key takes each row at its end (time-ordered-uuid.ts).
+    const invocationId = timeOrderedUuid();
     traceInvocation('gateway.received', invocationId, options.receivedAt);
     const waitMs =
       request.wait === false ? 0 : Math.min(request.timeoutMs ?? this.settings.waitDefaultMs, this.settings.waitMaxMs);

@@ -22,7 +22,7 @@ export function nameBasedUuid(namespace: string, name: string): string {
  * The id of the run started by the `callIndex`-th `ctx.tools` call of run `parentId`. Derived, not random: when a
  * root job runs again (an infrastructure retry, a stalled job), each nested run gets the id it had before, so the
  * registry applies its outcome once and the operator's built-ins see the same idempotency keys
- * (`<invocationId>:<callIndex>`) below it. Root ids are random (version 4), so the two never collide.
+ * (`<invocationId>:<callIndex>`) below it. Root ids are time-ordered (version 7), so the two never collide.
  */
 export function nestedInvocationId(parentId: string, callIndex: number): string {
   return nameBasedUuid(NESTED_INVOCATION_NAMESPACE, `${parentId}:${callIndex}`);
