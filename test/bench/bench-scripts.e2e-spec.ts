@@ -1,6 +1,6 @@
 /**
- * The benchmarks start, measure every row and write their results file: `bench:e2e`, `bench:scale` and `bench:trace`
- * with tiny rounds and a small backlog. What they measure is not checked (benchmarks measure, tests check behaviour); that
+ * The benchmarks start, measure every row and write their results file: `bench:e2e`, `bench:scale`, `bench:trace` and
+ * `bench:log` with tiny rounds, a small backlog and a small invocation log. What they measure is not checked (benchmarks measure, tests check behaviour); that
  * every row served calls and the file holds what the docs read from it is. Each still starts several stacks and
  * takes one to three minutes on two cores, so `npm test` skips it: `npm run test:bench` runs it (BENCH_SMOKE=1).
  */
@@ -118,5 +118,24 @@ smoke('benchmark scripts (tiny runs)', () => {
       for (const hop of path)
         expect([name, hop.label, hop.calls > 0, hop.medianUs >= 0]).toEqual([name, hop.label, true, true]);
     }
+  }, 240_000);
+
+  it('bench:log applies outcomes to both invocation logs and compares them per outcome', () => {
+    const results = runBench('invocation-log.bench.js', {
+      BENCH_LOG_ROWS: '2000',
+      BENCH_LOG_ROUNDS: '2',
+      BENCH_LOG_BATCHES: '1',
+    }) as {
+      ratios: Record<'cpu' | 'wal' | 'time', number>;
+      rounds: Record<'v4' | 'v7', { cpuUsPerOutcome: number; walBytesPerOutcome: number; usPerOutcome: number }[]>;
+    };
+    for (const kind of ['v4', 'v7'] as const) {
+      expect(results.rounds[kind]).toHaveLength(2);
+      // Every round wrote its outcomes: WAL and time per outcome (CPU is read in 10 ms ticks, so it may be 0).
+      for (const round of results.rounds[kind]) {
+        expect([kind, round.walBytesPerOutcome > 0, round.usPerOutcome > 0]).toEqual([kind, true, true]);
+      }
+    }
+    expect(Number.isFinite(results.ratios.wal) && Number.isFinite(results.ratios.time)).toBe(true);
   }, 240_000);
 });
