@@ -15,6 +15,7 @@ import type { OutcomeJob } from '@toolhost/queue';
 import { OutcomesRepository } from '../services/registry/src/outcomes/outcomes.repository';
 import { registryDataSourceOptions } from '../services/registry/src/database/registry-data-source';
 import { createTestDatabase, queryDatabase, type TestDatabase } from '../test/support/test-database';
+import { median } from './http-bench';
 import { postgresCpu, secondsOf } from './process-cpu';
 import { ResultsFile } from './results-file';
 
@@ -129,14 +130,6 @@ const byKind = (rounds: Record<IdKind, Round[]>): Record<'v4' | 'v7', Round[]> =
   v4: rounds['random (v4)'],
   v7: rounds['time-ordered (v7)'],
 });
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? NaN)
-    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
-};
 
 async function main(): Promise<void> {
   process.stderr.write(
