@@ -10,8 +10,8 @@ let next = IDS_PER_DRAW;
  * made later sort after ids made earlier (to the millisecond), so rows keyed by them are appended at the end of a
  * B-tree instead of into random pages of it. The invocation log's primary key is such a column: with version-4 ids,
  * each row written touched a random leaf page of an index that outgrows the cache, and after every checkpoint that
- * page's first change logged it whole (`npm run bench:log`, 3 million rows: Postgres's CPU per row 0.74×, its WAL
- * 0.70×). What it gives away is when the id was made, which every invocation also says in its own fields.
+ * page's first change logged it whole (`npm run bench:log`, 3 million rows: Postgres's CPU per row about 0.73×, its
+ * WAL 0.70–0.77×). What it gives away is when the id was made, which every invocation also says in its own fields.
  * Node 20 has no `crypto.randomUUIDv7`.
  */
 export function timeOrderedUuid(nowMs: number = Date.now()): string {
