@@ -123,8 +123,7 @@ const stackGroups = (stack: Stack): CpuGroups => {
   return {
     gateway: () => cpuOf([pidOf('gateway')]),
     worker: () => {
-      const reaped = cpuSeconds(pidOf('worker'), 'reapedChildren');
-      return cpuOf(withDescendants(pidOf('worker'))) + reaped.user + reaped.system;
+      return cpuOf(withDescendants(pidOf('worker'))) + secondsOf(cpuSeconds(pidOf('worker'), 'reapedChildren'));
     },
     registry: () => cpuOf([pidOf('registry')]),
     // Shared with every other database on the machine: read it as an upper bound.

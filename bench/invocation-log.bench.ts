@@ -14,7 +14,7 @@ import { timeOrderedUuid } from '@toolhost/contracts';
 import type { OutcomeJob } from '@toolhost/queue';
 import { OutcomesRepository } from '../services/registry/src/outcomes/outcomes.repository';
 import { registryDataSourceOptions } from '../services/registry/src/database/registry-data-source';
-import { createTestDatabase, queryDatabase, type TestDatabase } from '../test/support/test-database';
+import { createTestDatabase, type TestDatabase } from '../test/support/test-database';
 import { median } from './http-bench';
 import { postgresCpu, secondsOf } from './process-cpu';
 import { ResultsFile } from './results-file';
@@ -141,8 +141,7 @@ async function main(): Promise<void> {
     for (const kind of KINDS) logs.push(await prepare(kind));
     const keySizes = await Promise.all(
       logs.map(async (log) => {
-        const [row] = await queryDatabase<{ size: string }>(
-          log.database.url,
+        const [row] = await log.dataSource.query<{ size: string }[]>(
           `SELECT pg_size_pretty(pg_relation_size('invocations_pkey')) AS size`,
         );
         return row?.size ?? '?';

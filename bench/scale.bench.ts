@@ -138,7 +138,7 @@ function cpuBy(subject: Subject, redisServer: number[]): Record<string, number> 
   return {
     gateway: cpuOf([pidOf('gateway')]),
     'workers (with executors)':
-      cpuOf(workers.flatMap((pid) => withDescendants(pid))) + reaped.reduce((sum, c) => sum + c.user + c.system, 0),
+      cpuOf(workers.flatMap((pid) => withDescendants(pid))) + reaped.reduce((sum, c) => sum + secondsOf(c), 0),
     registry: cpuOf([pidOf('registry')]),
     // Shared with every other database on the machine: an upper bound.
     postgres: secondsOf(postgresCpu()),

@@ -6,6 +6,16 @@ const pool = Buffer.alloc(16 * IDS_PER_DRAW);
 let next = IDS_PER_DRAW;
 
 /**
+ * The text of a UUID (RFC 9562) of `version` from its 16 bytes, whose version and variant bits it sets (in place).
+ */
+export function uuidText(bytes: Buffer, version: number): string {
+  bytes.writeUInt8((version << 4) | (bytes.readUInt8(6) & 0x0f), 6);
+  bytes.writeUInt8(0x80 | (bytes.readUInt8(8) & 0x3f), 8);
+  const hex = bytes.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
  * A UUID of version 7 (RFC 9562 §5.7): the Unix time in milliseconds in its first 48 bits, then 74 random bits. Ids
  * made later sort after ids made earlier (to the millisecond), so rows keyed by them are appended at the end of a
  * B-tree instead of into random pages of it. The invocation log's primary key is such a column: with version-4 ids,
@@ -22,8 +32,5 @@ export function timeOrderedUuid(nowMs: number = Date.now()): string {
   const bytes = pool.subarray(next * 16, next * 16 + 16);
   next += 1;
   bytes.writeUIntBE(nowMs, 0, 6);
-  bytes.writeUInt8(0x70 | (bytes.readUInt8(6) & 0x0f), 6);
-  bytes.writeUInt8(0x80 | (bytes.readUInt8(8) & 0x3f), 8);
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidText(bytes, 7);
 }

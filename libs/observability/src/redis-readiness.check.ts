@@ -1,4 +1,5 @@
 import Redis from 'ioredis';
+import { DROP_WITHIN_MS } from '@toolhost/queue';
 import type { ReadinessCheck } from './readiness-check';
 
 /** Pings Redis on a connection of its own that never queues commands, so a down Redis answers at once. */
@@ -14,8 +15,8 @@ export class RedisReadinessCheck implements ReadinessCheck {
       connectTimeout: 1_000,
       retryStrategy: () => 1_000,
       // Closed during an outage, ioredis's disconnect timer (2 s by default) runs out instead of being cleared, and
-      // holds the process that long: as short as the services' own connections' (DROP_WITHIN_MS, libs/queue).
-      disconnectTimeout: 200,
+      // holds the process that long: as short as the services' own connections'.
+      disconnectTimeout: DROP_WITHIN_MS,
     });
     this.client.on('error', () => undefined);
   }

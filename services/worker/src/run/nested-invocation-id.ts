@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { uuidText } from '@toolhost/contracts';
 
 /** The namespace of nested invocation ids: a fixed random UUID, so they collide with no other name-based UUIDs. */
 export const NESTED_INVOCATION_NAMESPACE = '5b0f6c1e-8a47-4d2b-9c3e-7f1a2d6e4b90';
@@ -10,12 +11,8 @@ export const NESTED_INVOCATION_NAMESPACE = '5b0f6c1e-8a47-4d2b-9c3e-7f1a2d6e4b90
 export function nameBasedUuid(namespace: string, name: string): string {
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ''), 'hex');
   if (namespaceBytes.length !== 16) throw new RangeError(`not a UUID: ${namespace}`);
-  const bytes = createHash('sha1').update(namespaceBytes).update(name, 'utf8').digest().subarray(0, 16);
-  // A SHA-1 digest has 20 bytes: both are there.
-  bytes.writeUInt8((bytes.readUInt8(6) & 0x0f) | 0x50, 6);
-  bytes.writeUInt8((bytes.readUInt8(8) & 0x3f) | 0x80, 8);
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  // The first 16 of the SHA-1 digest's 20 bytes.
+  return uuidText(createHash('sha1').update(namespaceBytes).update(name, 'utf8').digest().subarray(0, 16), 5);
 }
 
 /**
