@@ -246,6 +246,91 @@ describe('OutcomesRepository', () => {
     expect(audit).toEqual([{ event: 'e', data: { s: '', k: ['\ufffd', { deep: 'y' }] } }]);
   });
 
+  it('writes every column of the invocation log, and NULL for what an outcome leaves out', async () => {
+    const toolId = await newTool();
+    const root = outcome(toolId, 'succeeded', { context: {} });
+    const nested = outcome(toolId, 'failed', {
+      parentInvocationId: root.invocationId,
+      rootInvocationId: root.invocationId,
+      errorCode: 'USER_ERROR',
+      errorMessage: '',
+      durationMs: 2.6,
+      context: {
+        agentId: 'agent-1',
+        agentName: 'Agent One',
+        powerUserId: null,
+        toolCallId: 'call-1',
+        conversationId: 'conv-1',
+      },
+    });
+    const ofUser = outcome(toolId, 'succeeded', { context: { powerUserId: 'user-1' } });
+    await repository.apply([root, nested, ofUser], 3);
+    const rows = await queryDatabase<Record<string, unknown>>(
+      database.url,
+      `SELECT id, parent_invocation_id, root_invocation_id, tenant_id, tool_id, version, status, blameless, error_code,
+              error_message, duration_ms, agent_id, agent_name, power_user_id, tool_call_id, conversation_id,
+              input_sha256, created_at = started_at AS created_at_started, started_at, finished_at
+         FROM invocations WHERE tool_id = $1 ORDER BY finished_at`,
+      [toolId],
+    );
+    const absent = {
+      parent_invocation_id: null,
+      root_invocation_id: null,
+      error_code: null,
+      error_message: null,
+      agent_id: null,
+      agent_name: null,
+      power_user_id: null,
+      tool_call_id: null,
+      conversation_id: null,
+    };
+    const common = { tenant_id: tenantId, tool_id: toolId, version: 1, input_sha256: 'a'.repeat(64) };
+    expect(rows).toEqual([
+      {
+        ...common,
+        ...absent,
+        id: root.invocationId,
+        status: 'succeeded',
+        blameless: false,
+        duration_ms: 3,
+        created_at_started: true,
+        started_at: new Date(root.startedAt),
+        finished_at: new Date(root.finishedAt),
+      },
+      {
+        ...common,
+        id: nested.invocationId,
+        parent_invocation_id: root.invocationId,
+        root_invocation_id: root.invocationId,
+        status: 'failed',
+        blameless: false,
+        error_code: 'USER_ERROR',
+        error_message: '',
+        duration_ms: 3,
+        agent_id: 'agent-1',
+        agent_name: 'Agent One',
+        power_user_id: null,
+        tool_call_id: 'call-1',
+        conversation_id: 'conv-1',
+        created_at_started: true,
+        started_at: new Date(nested.startedAt),
+        finished_at: new Date(nested.finishedAt),
+      },
+      {
+        ...common,
+        ...absent,
+        id: ofUser.invocationId,
+        status: 'succeeded',
+        blameless: false,
+        duration_ms: 3,
+        power_user_id: 'user-1',
+        created_at_started: true,
+        started_at: new Date(ofUser.startedAt),
+        finished_at: new Date(ofUser.finishedAt),
+      },
+    ]);
+  });
+
   it('drops outcomes of tools that do not exist or belong to another tenant', async () => {
     const toolId = await newTool();
     await repository.apply(

@@ -14,12 +14,15 @@ export interface DisabledTool {
 }
 
 /**
- * Applies a batch of outcomes in one transaction: the invocation log rows (ON CONFLICT on the invocation id, so
- * a redelivered outcome is a no-op), then the counters of the tools whose outcomes were new — one UPDATE for the
- * whole batch: usage added to the row's current values, the consecutive failures recounted in finishing order (the
- * rule is on updateCounters), so concurrent, late and reordered batches all stay exact — then the audit rows (`ctx.audit`, automatic disabling). Every string is made storable first (tool code and callers
- * choose most of them, and one NUL would fail the whole batch). A plain class (the module builds it from the
- * DataSource), so tests drive it against a real Postgres without Nest.
+ * Applies a batch of outcomes in one transaction: the invocation log rows (ON CONFLICT on the invocation id, so a
+ * redelivered outcome is a no-op), then the counters of the tools whose outcomes were new — one UPDATE for the whole
+ * batch: usage added to the row's current values, the consecutive failures recounted in finishing order (the rule is on
+ * updateCounters), so concurrent, late and reordered batches all stay exact — then the audit rows (`ctx.audit`,
+ * automatic disabling). Every string is made storable first (tool code and callers choose most of them, and one NUL
+ * would fail the whole batch). Batches travel as one JSON text per statement, read with `json_to_recordset`: unlike
+ * `jsonb_to_recordset` it reads the text once, without building a jsonb value first, which cost Postgres ~7 µs more per
+ * invocation row (a quarter of its insert). A plain class (the module builds it from the DataSource), so tests drive it
+ * against a real Postgres without Nest.
  */
 export class OutcomesRepository {
   constructor(private readonly db: DataSource) {}
@@ -73,24 +76,27 @@ export class OutcomesRepository {
   }
 
   private async insertInvocations(manager: EntityManager, outcomes: OutcomeJob[]): Promise<Set<string>> {
+    // Absent values stay undefined, which JSON.stringify leaves out and json_to_recordset reads as NULL: most are
+    // absent in most outcomes, and the batch's text is what the registry builds, sends and Postgres parses (each row
+    // with its nulls written out cost the registry ~3 µs and Postgres ~2 µs more).
     const rows = outcomes.map((o) => ({
       id: o.invocationId,
-      parent_invocation_id: o.parentInvocationId ?? null,
-      root_invocation_id: o.rootInvocationId ?? null,
+      parent_invocation_id: o.parentInvocationId,
+      root_invocation_id: o.rootInvocationId,
       tenant_id: o.tenantId,
       tool_id: o.toolId,
       version: o.version,
       status: o.status,
       // The flag means nothing on a success (isBlamedFailure).
       blameless: o.status === 'failed' && !isBlamedFailure(o),
-      error_code: o.errorCode ?? null,
-      error_message: o.errorMessage ?? null,
+      error_code: o.errorCode,
+      error_message: o.errorMessage,
       duration_ms: Math.round(o.durationMs),
-      agent_id: o.context.agentId ?? null,
-      agent_name: o.context.agentName ?? null,
-      power_user_id: o.context.powerUserId ?? null,
-      tool_call_id: o.context.toolCallId ?? null,
-      conversation_id: o.context.conversationId ?? null,
+      agent_id: o.context.agentId,
+      agent_name: o.context.agentName,
+      power_user_id: o.context.powerUserId,
+      tool_call_id: o.context.toolCallId,
+      conversation_id: o.context.conversationId,
       input_sha256: o.inputSha256,
       started_at: o.startedAt,
       finished_at: o.finishedAt,
@@ -103,7 +109,7 @@ export class OutcomesRepository {
        SELECT x.id, x.parent_invocation_id, x.root_invocation_id, x.tenant_id, x.tool_id, x.version, x.status,
               x.blameless, x.error_code, x.error_message, x.duration_ms, x.agent_id, x.agent_name, x.power_user_id,
               x.tool_call_id, x.conversation_id, x.input_sha256, x.started_at, x.started_at, x.finished_at
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, parent_invocation_id uuid, root_invocation_id uuid,
+         FROM json_to_recordset($1::json) AS x(id uuid, parent_invocation_id uuid, root_invocation_id uuid,
               tenant_id uuid, tool_id uuid, version integer, status text, blameless boolean, error_code text,
               error_message text, duration_ms integer, agent_id text, agent_name text, power_user_id text,
               tool_call_id text, conversation_id text, input_sha256 text, started_at timestamptz,
@@ -194,7 +200,7 @@ export class OutcomesRepository {
       disabled_reason: string | null;
     }[] = await manager.query(
       `WITH d AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb)
+         SELECT * FROM json_to_recordset($1::json)
            AS d(tool_id uuid, uses integer, last_error text, last_error_at timestamptz, last_used_at timestamptz)
        ),
        runs AS (${runs}),
@@ -265,7 +271,7 @@ export class OutcomesRepository {
     const fresh: { invocation_id: string }[] = await manager.query(
       `INSERT INTO audit_events (tenant_id, tool_id, event, data, invocation_id, actor, created_at)
        SELECT x.tenant_id, x.tool_id, 'tool.tested', x.data, x.invocation_id, 'test', x.created_at
-         FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id uuid, tool_id uuid, invocation_id uuid, created_at timestamptz,
+         FROM json_to_recordset($1::json) AS x(tenant_id uuid, tool_id uuid, invocation_id uuid, created_at timestamptz,
               data jsonb)
          JOIN tools t ON t.id = x.tool_id AND t.tenant_id = x.tenant_id
        ON CONFLICT (invocation_id) WHERE event = 'tool.tested' DO NOTHING
@@ -307,7 +313,7 @@ export class OutcomesRepository {
     await manager.query(
       `INSERT INTO audit_events (tenant_id, tool_id, event, data, invocation_id, actor, created_at)
        SELECT x.tenant_id, x.tool_id, x.event, x.data, x.invocation_id, x.actor, x.created_at
-         FROM jsonb_to_recordset($1::jsonb) AS x(tenant_id uuid, tool_id uuid, event text, data jsonb,
+         FROM json_to_recordset($1::json) AS x(tenant_id uuid, tool_id uuid, event text, data jsonb,
               invocation_id uuid, actor text, created_at timestamptz)`,
       [JSON.stringify(rows)],
     );

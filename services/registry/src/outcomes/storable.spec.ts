@@ -25,3 +25,30 @@ describe('storable', () => {
     expect(storable(3)).toBe(3);
   });
 });
+
+describe('storable, with nothing to clean', () => {
+  it('returns the same arrays and objects, at any depth', () => {
+    const clean = { a: 'text 😀', list: [1, 'x', { b: null }], nested: { c: { d: 'é' } } };
+    expect(storable(clean)).toBe(clean);
+    const list = ['a', ['b'], { c: 'd' }];
+    expect(storable(list)).toBe(list);
+  });
+
+  it('copies what holds something to clean, and leaves the original as it was', () => {
+    const inner = { keep: 'yes' };
+    const dirty = { inner, list: ['ok', 'n\0ul'], later: '\ud800' };
+    const cleaned = storable(dirty);
+    expect(cleaned).toEqual({ inner: { keep: 'yes' }, list: ['ok', 'nul'], later: '\ufffd' });
+    expect(cleaned).not.toBe(dirty);
+    expect(cleaned.inner).toBe(inner);
+    expect(dirty).toEqual({ inner: { keep: 'yes' }, list: ['ok', 'n\0ul'], later: '\ud800' });
+  });
+
+  it('cleans a key whose value is clean, and an own __proto__ key as data', () => {
+    expect(storable({ 'k\0': 1 })).toEqual({ k: 1 });
+    const parsed = JSON.parse('{"__proto__": "x\\u0000", "a": 1}') as Record<string, unknown>;
+    const cleaned = storable(parsed);
+    expect(Object.getOwnPropertyDescriptor(cleaned, '__proto__')?.value).toBe('x');
+    expect(Object.getPrototypeOf(cleaned)).toBe(Object.prototype);
+  });
+});

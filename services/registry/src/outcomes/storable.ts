@@ -4,7 +4,8 @@
  * once JSON.stringify has written them as `\udXXX` escapes. Tool code and callers choose most of an outcome's
  * strings (error messages, audit events and data, the context), so none of them can be trusted to be storable.
  * Two keys that become equal keep the later value. Values other than strings, arrays and plain objects are returned
- * as they are.
+ * as they are, and so is an array or object with nothing to clean: nearly every outcome has nothing, and the
+ * registry made each one again, string by string, on the way to every batch (8% of its CPU at 64 clients).
  */
 export function storable<T>(value: T): T {
   return clean(value) as T;
@@ -12,9 +13,31 @@ export function storable<T>(value: T): T {
 
 function clean(value: unknown): unknown {
   if (typeof value === 'string') return cleanString(value);
-  if (Array.isArray(value)) return value.map(clean);
-  if (isPlainObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [cleanString(key), clean(inner)]));
+  if (Array.isArray(value)) return cleanArray(value);
+  if (isPlainObject(value)) return cleanObject(value);
+  return value;
+}
+
+function cleanArray(value: unknown[]): unknown[] {
+  let copy: unknown[] | undefined;
+  for (let index = 0; index < value.length; index += 1) {
+    const item: unknown = value[index];
+    const cleaned = clean(item);
+    if (cleaned !== item) {
+      copy ??= value.slice();
+      copy[index] = cleaned;
+    }
+  }
+  return copy ?? value;
+}
+
+function cleanObject(value: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(value);
+  for (const key of keys) {
+    const inner = value[key];
+    if (cleanString(key) !== key || clean(inner) !== inner) {
+      return Object.fromEntries(keys.map((each) => [cleanString(each), clean(value[each])]));
+    }
   }
   return value;
 }
@@ -26,7 +49,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 // `/\p{Cs}/u` matches only unpaired surrogates (a pair is one code point): what `String.prototype.toWellFormed()`
-// does, which the project's `lib` (ES2023) does not declare yet.
+// does, which the project's `lib` (ES2023) does not declare yet. One test first: most strings have nothing to change.
+const UNSTORABLE = /[\0\p{Cs}]/u;
+
 function cleanString(value: string): string {
+  if (!UNSTORABLE.test(value)) return value;
   return value.replaceAll('\0', '').replace(/\p{Cs}/gu, '\uFFFD');
 }
