@@ -6,6 +6,10 @@
  *
  * The base revision is checked out in a temporary git worktree beside this one (with this checkout's node_modules)
  * and built there; the worktree is removed at the end. BENCH_CONNECTIONS (1), BENCH_ROUNDS (10), BENCH_ROUND_S (3).
+ *
+ * Each round also reads the CPU time of the stack's processes and of Redis and Postgres from /proc: CPU per call by
+ * process, and its ratio. The two stacks share Redis and Postgres, whose CPU in a round is the measured stack's plus
+ * the other's idle polling (a few ms a second).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, symlinkSync } from 'node:fs';
@@ -15,6 +19,8 @@ import { join } from 'node:path';
 import { projectRoot } from '../scripts/project-root';
 import { Stack, type StackOptions } from '../test/e2e/stack';
 import { measure, median, pairRounds, target, type Sample } from './http-bench';
+import { cpuOf, redisPids, stackCpuGroups } from './process-cpu';
+import { REDIS_URL } from '../test/e2e/stack';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -43,6 +49,12 @@ function buildBase(root: string, revision: string): { dir: string; remove: () =>
   };
 }
 
+/** One round of one stack: its requests, and the CPU per call (ms) of each of its process groups. */
+interface Round {
+  sample: Sample;
+  cpuMs: Record<string, number>;
+}
+
 async function main(): Promise<void> {
   const revision = process.argv[2];
   if (!revision) throw new Error('usage: npm run bench:ab -- <base revision>');
@@ -60,22 +72,36 @@ async function main(): Promise<void> {
       // The worker's default executor count (the test stacks pin 2).
       workerEnv: { SANDBOX_PROCESSES: String(Math.max(1, availableParallelism() - 1)) },
     };
-    const start = async (name: string, StackOf: typeof Stack): Promise<(seconds: number) => Promise<Sample>> => {
+    const redisServer = redisPids(REDIS_URL);
+    const start = async (name: string, StackOf: typeof Stack): Promise<(seconds: number) => Promise<Round>> => {
       const stack = await new StackOf(options).start();
       stops.push(() => stack.stop());
       const { run } = await target(name, stack);
       await run(CONNECTIONS, 2);
-      return (seconds) => run(CONNECTIONS, seconds);
+      const groups = { ...stackCpuGroups(stack), redis: () => cpuOf(redisServer) };
+      const read = (): Record<string, number> =>
+        Object.fromEntries(Object.entries(groups).map(([group, seconds]) => [group, seconds()]));
+      return async (seconds) => {
+        const before = read();
+        const sample = await run(CONNECTIONS, seconds);
+        const after = read();
+        const calls = Math.max(1, sample.requests);
+        const cpuMs = Object.fromEntries(
+          Object.keys(after).map((group) => [group, (((after[group] ?? 0) - (before[group] ?? 0)) * 1e3) / calls]),
+        );
+        return { sample, cpuMs };
+      };
     };
     const runs = { base: await start('base', BaseStack), this: await start('this', Stack) };
-    const samples: Record<'base' | 'this', Sample[]> = { base: [], this: [] };
+    const rounds: Record<'base' | 'this', Round[]> = { base: [], this: [] };
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const name of round % 2 === 0 ? (['base', 'this'] as const) : (['this', 'base'] as const)) {
         await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
-        samples[name].push(await runs[name](ROUND_S));
+        rounds[name].push(await runs[name](ROUND_S));
       }
       process.stderr.write('.');
     }
+    const samples = { base: rounds.base.map((r) => r.sample), this: rounds.this.map((r) => r.sample) };
     process.stderr.write('\n');
     const fmt = (n: number): string => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
     const per = (pick: (s: Sample) => number): number[] =>
@@ -94,6 +120,17 @@ async function main(): Promise<void> {
     console.log('');
     console.log(`p50, this / base: ${fmt(median(per(p50)))} (rounds: ${per(p50).map(fmt).join(', ')})`);
     console.log(`req/s, this / base: ${fmt(median(per(rps)))} (rounds: ${per(rps).map(fmt).join(', ')})`);
+    const total = (r: Round): number => Object.values(r.cpuMs).reduce((sum, ms) => sum + ms, 0);
+    const cpuRatios = pairRounds(rounds.this, rounds.base).map(([r, base]) => total(r) / total(base));
+    console.log(`CPU per call, this / base: ${fmt(median(cpuRatios))} (rounds: ${cpuRatios.map(fmt).join(', ')})`);
+    console.log('');
+    const groupNames = Object.keys(rounds.this[0]?.cpuMs ?? {});
+    console.log(`| build | CPU ms per call (median of rounds): ${groupNames.join(' · ')} | total |`);
+    console.log('|---|---|---|');
+    for (const name of ['base', 'this'] as const) {
+      const byGroup = groupNames.map((group) => fmt(median(rounds[name].map((r) => r.cpuMs[group] ?? 0))));
+      console.log(`| ${name} | ${byGroup.join(' · ')} | ${fmt(median(rounds[name].map(total)))} |`);
+    }
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     base.remove();

@@ -37,7 +37,7 @@ import { grpcTarget } from './grpc-bench';
 import { cannon, measure, median, pairRounds, target, type Sample } from './http-bench';
 import { startNaivePipeline } from './naive-pipeline';
 import { runBench } from './own-redis';
-import { cpuOf, cpuSeconds, postgresCpu, redisPids, secondsOf, withDescendants } from './process-cpu';
+import { cpuOf, redisPids, stackCpuGroups, type CpuGroups } from './process-cpu';
 import { commandsBetween, redisCommandStats, type CommandStats } from './redis-commandstats';
 import { ResultsFile } from './results-file';
 import { startSkeleton } from './skeleton-path';
@@ -114,22 +114,6 @@ async function bareBullmq(
 
 const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
-/** CPU seconds used so far, by process group of a path (read afresh: executors come and go). */
-type CpuGroups = Record<string, () => number>;
-
-/** A toolhost stack's processes: its three services (the worker with its executors, retired ones included), Postgres. */
-const stackGroups = (stack: Stack): CpuGroups => {
-  const pidOf = (name: 'gateway' | 'worker' | 'registry'): number => stack.service(name).process.pid ?? 0;
-  return {
-    gateway: () => cpuOf([pidOf('gateway')]),
-    worker: () => {
-      return cpuOf(withDescendants(pidOf('worker'))) + secondsOf(cpuSeconds(pidOf('worker'), 'reapedChildren'));
-    },
-    registry: () => cpuOf([pidOf('registry')]),
-    // Shared with every other database on the machine: read it as an upper bound.
-    postgres: () => secondsOf(postgresCpu()),
-  };
-};
 const groupsOf = (processes: Record<string, () => number[]>): CpuGroups =>
   Object.fromEntries(Object.entries(processes).map(([name, list]) => [name, () => cpuOf(list())]));
 
@@ -204,7 +188,7 @@ async function main(): Promise<void> {
           tool,
           clients,
           run: (s) => toolhost.run(clients, s),
-          groups: stackGroups(real),
+          groups: stackCpuGroups(real),
         });
         add({
           label: 'minimal naive pipeline',
@@ -261,7 +245,7 @@ async function main(): Promise<void> {
         tool: 'slug',
         clients,
         run: (s) => grpc.run(clients, s),
-        groups: stackGroups(real),
+        groups: stackCpuGroups(real),
       });
     }
     add({
@@ -290,7 +274,7 @@ async function main(): Promise<void> {
           tool: 'slug',
           clients,
           run: (s) => off.run(clients, s),
-          groups: stackGroups(offStack),
+          groups: stackCpuGroups(offStack),
         });
       }
     }

@@ -89,3 +89,23 @@ export function postgresCpu(): Cpu {
 export function secondsOf(cpu: Cpu): number {
   return cpu.user + cpu.system;
 }
+
+/** CPU seconds used so far, by process group of a path (read afresh: executors come and go). */
+export type CpuGroups = Record<string, () => number>;
+
+/** What `stackCpuGroups` reads of a stack (this build's Stack, or another revision's in `bench:ab`). */
+interface StackProcesses {
+  service(name: 'gateway' | 'worker' | 'registry'): { process: { pid?: number | undefined } };
+}
+
+/** A toolhost stack's processes: its three services (the worker with its executors, retired ones included), Postgres. */
+export function stackCpuGroups(stack: StackProcesses): CpuGroups {
+  const pidOf = (name: 'gateway' | 'worker' | 'registry'): number => stack.service(name).process.pid ?? 0;
+  return {
+    gateway: () => cpuOf([pidOf('gateway')]),
+    worker: () => cpuOf(withDescendants(pidOf('worker'))) + secondsOf(cpuSeconds(pidOf('worker'), 'reapedChildren')),
+    registry: () => cpuOf([pidOf('registry')]),
+    // Shared with every other database on the machine: read it as an upper bound.
+    postgres: () => secondsOf(postgresCpu()),
+  };
+}
