@@ -12,6 +12,8 @@ const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 
 const common = {
   testEnvironment: 'node',
+  // `npm run test:leaks` (test/support/leak-report.js): each file tells the report which file made what.
+  ...(process.env.TEST_LEAK_REPORT_DIR ? { setupFilesAfterEnv: ['<rootDir>/test/support/leak-report.setup.js'] } : {}),
   roots: ['<rootDir>/libs', '<rootDir>/services', '<rootDir>/test', '<rootDir>/bench'],
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: { '^@toolhost/(.*)$': '<rootDir>/libs/$1/src/index.ts' },
