@@ -17,10 +17,9 @@ import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../scripts/project-root';
-import { Stack, type StackOptions } from '../test/e2e/stack';
+import { REDIS_URL, Stack, type StackOptions } from '../test/e2e/stack';
 import { measure, median, pairRounds, target, type Sample } from './http-bench';
 import { cpuOf, redisPids, stackCpuGroups } from './process-cpu';
-import { REDIS_URL } from '../test/e2e/stack';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
