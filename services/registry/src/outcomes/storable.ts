@@ -5,7 +5,7 @@
  * strings (error messages, audit events and data, the context), so none of them can be trusted to be storable.
  * Two keys that become equal keep the later value. Values other than strings, arrays and plain objects are returned
  * as they are, and so is an array or object with nothing to clean: nearly every outcome has nothing, and the
- * registry made each one again, string by string, on the way to every batch (8% of its CPU at 64 clients).
+ * registry made each one again, string by string, on the way to every batch (9% of its profile at 64 clients).
  */
 export function storable<T>(value: T): T {
   return clean(value) as T;
@@ -19,16 +19,7 @@ function clean(value: unknown): unknown {
 }
 
 function cleanArray(value: unknown[]): unknown[] {
-  let copy: unknown[] | undefined;
-  for (let index = 0; index < value.length; index += 1) {
-    const item: unknown = value[index];
-    const cleaned = clean(item);
-    if (cleaned !== item) {
-      copy ??= value.slice();
-      copy[index] = cleaned;
-    }
-  }
-  return copy ?? value;
+  return value.some((item) => clean(item) !== item) ? value.map(clean) : value;
 }
 
 function cleanObject(value: Record<string, unknown>): Record<string, unknown> {
