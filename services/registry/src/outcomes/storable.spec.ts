@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from '@toolhost/contracts';
 import { storable } from './storable';
 
 describe('storable', () => {
@@ -50,5 +51,24 @@ describe('storable, with nothing to clean', () => {
     const cleaned = storable(parsed);
     expect(Object.getOwnPropertyDescriptor(cleaned, '__proto__')?.value).toBe('x');
     expect(Object.getPrototypeOf(cleaned)).toBe(Object.prototype);
+  });
+
+  it('cleans what is nested as deep as a result may be, each level once', () => {
+    // Each level cleaned its child twice (once to see whether it changed, once for the copy): 2^128 here.
+    let array: unknown = 'x\0';
+    let object: unknown = { 'k\0': 'v' };
+    for (let level = 0; level < MAX_JSON_DEPTH - 1; level += 1) {
+      array = [1, array, 'after'];
+      object = { before: 1, inner: object };
+    }
+    let [cleanedArray, cleanedObject] = [storable(array), storable(object)];
+    for (let level = 0; level < MAX_JSON_DEPTH - 1; level += 1) {
+      expect(cleanedArray).toEqual([1, expect.anything(), 'after']);
+      expect(Object.keys(cleanedObject as object)).toEqual(['before', 'inner']);
+      cleanedArray = (cleanedArray as unknown[])[1];
+      cleanedObject = (cleanedObject as { inner: unknown }).inner;
+    }
+    expect(cleanedArray).toBe('x');
+    expect(cleanedObject).toEqual({ k: 'v' });
   });
 });

@@ -18,19 +18,30 @@ function clean(value: unknown): unknown {
   return value;
 }
 
+// One pass each, copying from the first change on: cleaning a child to find out whether it changes and then again to
+// build the copy doubled the work at every level of nesting, 2^depth for something to clean at the bottom.
 function cleanArray(value: unknown[]): unknown[] {
-  return value.some((item) => clean(item) !== item) ? value.map(clean) : value;
+  let copy: unknown[] | undefined;
+  value.forEach((item, index) => {
+    const cleaned = clean(item);
+    if (copy === undefined && cleaned !== item) copy = value.slice(0, index);
+    copy?.push(cleaned);
+  });
+  return copy ?? value;
 }
 
 function cleanObject(value: Record<string, unknown>): Record<string, unknown> {
   const keys = Object.keys(value);
-  for (const key of keys) {
+  let entries: [string, unknown][] | undefined;
+  keys.forEach((key, index) => {
     const inner = value[key];
-    if (cleanString(key) !== key || clean(inner) !== inner) {
-      return Object.fromEntries(keys.map((each) => [cleanString(each), clean(value[each])]));
+    const [cleanKey, cleaned] = [cleanString(key), clean(inner)];
+    if (entries === undefined && (cleanKey !== key || cleaned !== inner)) {
+      entries = keys.slice(0, index).map((each) => [each, value[each]]);
     }
-  }
-  return value;
+    entries?.push([cleanKey, cleaned]);
+  });
+  return entries === undefined ? value : Object.fromEntries(entries);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
