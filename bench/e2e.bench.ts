@@ -30,7 +30,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import Redis from 'ioredis';
-import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
+import { GC_FLAGS } from '@toolhost/config';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
 import { BENCH_TOOLS, scriptOf, type BenchToolId } from './bench-tools';
 import { grpcTarget } from './grpc-bench';
@@ -81,7 +81,7 @@ async function bareBullmq(
   let child: ReturnType<typeof fork> | undefined;
   if (where === 'same-process') worker = echoWorker(name, callers);
   else {
-    child = reapOnExit(fork(__filename, ['bare-worker', name, String(callers)], { execArgv: [YOUNG_GENERATION_FLAG] }));
+    child = reapOnExit(fork(__filename, ['bare-worker', name, String(callers)], { execArgv: [...GC_FLAGS] }));
     await new Promise((resolve) => child?.once('message', resolve));
   }
   await Promise.all([queue.waitUntilReady(), events.waitUntilReady(), worker?.waitUntilReady()]);

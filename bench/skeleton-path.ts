@@ -20,7 +20,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
-import { SERVICE_NODE_FLAGS, YOUNG_GENERATION_FLAG } from '@toolhost/config';
+import { GC_FLAGS, SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { DEFAULT_LIMITS, traceInvocation, tracingInvocations, type JsonValue } from '@toolhost/contracts';
 import { CallBudget, SandboxRuntime, type ToolBridge } from '@toolhost/sandbox';
 import { REDIS_URL } from '../test/e2e/stack';
@@ -153,12 +153,12 @@ export async function startSkeleton(
 ): Promise<{ url: string; pids: () => number[]; stop: () => Promise<void> }> {
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
-    // The services' young generation (SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's. A
+    // The services' GC (GC_FLAGS, part of SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's. A
     // worker that loads isolated-vm needs the rest of the services' flags too (--no-node-snapshot).
     const sandboxed = role === 'worker' && options.toolCode !== undefined;
     const child = reapOnExit(
       fork(__filename, [role, queueName], {
-        execArgv: sandboxed ? [...SERVICE_NODE_FLAGS] : [YOUNG_GENERATION_FLAG],
+        execArgv: sandboxed ? [...SERVICE_NODE_FLAGS] : [...GC_FLAGS],
         env: { ...process.env, ...env, ...(sandboxed ? { [TOOL_CODE_ENV]: options.toolCode } : {}) },
       }),
     );

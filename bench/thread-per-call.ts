@@ -9,7 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { YOUNG_GENERATION_FLAG } from '@toolhost/config';
+import { GC_FLAGS } from '@toolhost/config';
 import { reapOnExit } from '../test/support/reap-on-exit';
 
 /** The thread's program: run the script in a new context, post its answer (the JSON of the result, or an error). */
@@ -68,7 +68,7 @@ export async function startThreadPerCall(scripts: Record<string, string>): Promi
   stop: () => Promise<void>;
 }> {
   const child: ChildProcess = reapOnExit(
-    fork(__filename, ['server', JSON.stringify(scripts)], { execArgv: [YOUNG_GENERATION_FLAG] }),
+    fork(__filename, ['server', JSON.stringify(scripts)], { execArgv: [...GC_FLAGS] }),
   );
   const port = await new Promise((resolve) => child.once('message', resolve));
   return {

@@ -8,8 +8,26 @@
 export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
 
 /**
+ * No allocation-site pretenuring. V8 allocates straight into the old generation the objects of a site whose objects
+ * survived a scavenge, once 85% of them did (at start-up, with a small young generation, many do). A service's
+ * objects live for one request; pretenured, they die in the old generation, and until the next full collection
+ * those dead objects keep the young ones they point at alive, which the scavenges then copy and promote in turn.
+ * Whether a site is pretenured depends on timing: the same gateway build promoted 2.8% of what it allocated in two
+ * runs and 8.8% in a third, whose scavenges then cost 3.5 times as much per MB allocated (`--trace-gc-nvp`, 64
+ * clients); without pretenuring, 2.4–2.5% in four runs out of four, and an executor's GC cost 0.45–0.50 ms per MB
+ * allocated against 0.64–0.68 (docs/benchmarks.md, twentieth session).
+ */
+export const PRETENURING_FLAG = '--no-allocation-site-pretenuring';
+
+/**
+ * How every toolhost process collects its garbage, and the benchmarks' baselines with it: the same hops measured
+ * with the same GC.
+ */
+export const GC_FLAGS: readonly string[] = [YOUNG_GENERATION_FLAG, PRETENURING_FLAG];
+
+/**
  * The flags every toolhost service process is started with (`npm start`, the image's entrypoint, the executors the
  * worker forks, the test and benchmark stacks). `--no-node-snapshot`: isolated-vm cannot load in a process started
  * from Node's startup snapshot.
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', YOUNG_GENERATION_FLAG];
+export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', ...GC_FLAGS];
