@@ -20,10 +20,20 @@ export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
 export const PRETENURING_FLAG = '--no-allocation-site-pretenuring';
 
 /**
+ * Scavenges on the main thread alone. V8 otherwise spreads each scavenge over helper threads, which on a machine whose
+ * cores the services keep busy (the worker runs an executor per core but one) wait for a core: the pause was no
+ * shorter with them (an executor at 64 clients: 204–295 ms of scavenge pauses with helpers, 226–281 without, over
+ * ~750 MB allocated), and their own CPU doubled the scavenges' cost (executor 0.56–0.73 ms of CPU per MB allocated
+ * against 0.31–0.36, gateway 0.42–0.46 against 0.21–0.22; docs/benchmarks.md, twentieth session). Marking and
+ * compaction stay concurrent.
+ */
+export const SCAVENGE_FLAG = '--no-parallel-scavenge';
+
+/**
  * How every toolhost process collects its garbage, and the benchmarks' baselines with it: the same hops measured
  * with the same GC.
  */
-export const GC_FLAGS: readonly string[] = [YOUNG_GENERATION_FLAG, PRETENURING_FLAG];
+export const GC_FLAGS: readonly string[] = [YOUNG_GENERATION_FLAG, PRETENURING_FLAG, SCAVENGE_FLAG];
 
 /**
  * The flags every toolhost service process is started with (`npm start`, the image's entrypoint, the executors the
