@@ -11,11 +11,11 @@ export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
  * No allocation-site pretenuring. Once most of an allocation site's objects were found alive by a scavenge, V8
  * allocates that site's objects straight into the old generation. A service's objects live for one request;
  * pretenured, they die in the old generation, and until the next full collection those dead objects keep the young
- * ones they point at alive, which the scavenges then copy and promote in turn.
- * Whether a site is pretenured depends on timing: the same gateway build promoted 2.8% of what it allocated in two
- * runs and 8.8% in a third, whose scavenges then cost 3.5 times as much per MB allocated (`--trace-gc-nvp`, 64
- * clients); without pretenuring, 2.4–2.5% in four runs out of four, and an executor's GC cost 0.45–0.50 ms per MB
- * allocated against 0.64–0.68 (docs/benchmarks.md, twentieth session).
+ * ones they point at alive, which the scavenges then copy and promote in turn. Runs of one build differ: the same
+ * gateway build promoted 2.8% of what it allocated in two runs and 8.8% in a third, whose scavenges then cost 3.5
+ * times as much per MB allocated (`--trace-gc-nvp`, 64 clients); without pretenuring, 2.4–2.5% in four runs out of
+ * four, and an executor's GC cost 0.45–0.50 ms per MB allocated against 0.64–0.68 (docs/benchmarks.md, twentieth
+ * session).
  */
 export const PRETENURING_FLAG = '--no-allocation-site-pretenuring';
 
