@@ -5,7 +5,7 @@
  * measured req/s 1.13× and 1.08× and p50 0.91× (twice), at one client p50 0.96× (docs/benchmarks.md). The price
  * is memory: up to two semi-spaces of this size resident under load.
  */
-export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
+const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
 
 /**
  * No allocation-site pretenuring. Once most of an allocation site's objects were found alive by a scavenge, V8
@@ -17,7 +17,7 @@ export const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
  * four, and an executor's GC cost 0.45–0.50 ms per MB allocated against 0.64–0.68 (docs/benchmarks.md, twentieth
  * session).
  */
-export const PRETENURING_FLAG = '--no-allocation-site-pretenuring';
+const PRETENURING_FLAG = '--no-allocation-site-pretenuring';
 
 /**
  * Scavenges on the main thread alone. V8 otherwise spreads each scavenge over helper threads, which on a machine whose
@@ -27,7 +27,7 @@ export const PRETENURING_FLAG = '--no-allocation-site-pretenuring';
  * against 0.31–0.36, gateway 0.42–0.46 against 0.21–0.22; docs/benchmarks.md, twentieth session). Marking and
  * compaction stay concurrent.
  */
-export const SCAVENGE_FLAG = '--no-parallel-scavenge';
+const SCAVENGE_FLAG = '--no-parallel-scavenge';
 
 /**
  * How every toolhost process collects its garbage, and the benchmarks' baselines with it: the same hops measured

@@ -35,7 +35,8 @@ function cleanObject(value: Record<string, unknown>): Record<string, unknown> {
   let entries: [string, unknown][] | undefined;
   keys.forEach((key, index) => {
     const inner = value[key];
-    const [cleanKey, cleaned] = [cleanString(key), clean(inner)];
+    const cleanKey = cleanString(key);
+    const cleaned = clean(inner);
     if (entries === undefined && (cleanKey !== key || cleaned !== inner)) {
       entries = keys.slice(0, index).map((each) => [each, value[each]]);
     }
