@@ -4,10 +4,11 @@
  * that would run forever, prints its pid, and is then ended one way or another.
  */
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { projectRoot } from '../../scripts/project-root';
 
 const helper = join(projectRoot(__dirname), 'dist', 'test', 'support', 'reap-on-exit.js');
@@ -43,6 +44,24 @@ async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
   return !alive(pid);
 }
 
+/**
+ * The stream's next line, each line once. Lines, not `data` events: two writes may arrive as one chunk on a busy
+ * machine, and a test waiting for a second chunk would then wait for ever.
+ */
+function lineReader(stream: Readable): () => Promise<string> {
+  const queued: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: stream }).on('line', (line) => {
+    const waiter = waiting.shift();
+    if (waiter) waiter(line);
+    else queued.push(line);
+  });
+  return () => {
+    const line = queued.shift();
+    return line !== undefined ? Promise.resolve(line) : new Promise((resolve) => waiting.push(resolve));
+  };
+}
+
 async function startParent(before = '', after = '') {
   const parent = spawn(process.execPath, ['-e', parentSource(before, after)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -51,14 +70,15 @@ async function startParent(before = '', after = '') {
     parent.once('exit', (code, signal) => resolve({ code, signal })),
   );
   // A parent that could not start (the helper not built) fails the test at once, with its error.
-  const [line] = (await Promise.race([
-    once(parent.stdout, 'data'),
+  const nextLine = lineReader(parent.stdout);
+  const line = await Promise.race([
+    nextLine(),
     exited.then((how) => Promise.reject(new Error(`the parent ended first (${JSON.stringify(how)}): ${stderr}`))),
-  ])) as [Buffer];
-  const childPid = Number(line.toString().trim());
+  ]);
+  const childPid = Number(line.trim());
   expect(childPid).toBeGreaterThan(0);
   expect(alive(childPid)).toBe(true);
-  return { parent, exited, childPid };
+  return { parent, exited, childPid, nextLine };
 }
 
 describe('reapOnExit', () => {
@@ -80,11 +100,9 @@ describe('reapOnExit', () => {
 
   it("leaves a parent's own SIGTERM handling alone, and reaps when that parent exits", async () => {
     const before = `process.on('SIGTERM', () => { console.log('handled'); setTimeout(() => process.exit(7), 300); });`;
-    const { parent, exited, childPid } = await startParent(before);
-    const handled = once(parent.stdout, 'data');
+    const { parent, exited, childPid, nextLine } = await startParent(before);
     parent.kill('SIGTERM');
-    const [line] = (await handled) as [Buffer];
-    expect(line.toString()).toContain('handled');
+    expect(await nextLine()).toBe('handled');
     // Its handler runs, and the parent is not ended by the signal: the child is still there meanwhile.
     expect(alive(childPid)).toBe(true);
     expect(await exited).toEqual({ code: 7, signal: null });
@@ -94,19 +112,24 @@ describe('reapOnExit', () => {
   it('on a signal, waits for the children, ends those marked last after the others, then ends by the signal', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'reap-'));
     const journal = join(dir, 'journal');
-    // A takes 300 ms to shut down; B, marked last, must get its SIGTERM only after A has gone.
+    // A takes 300 ms to shut down; B, marked last, must get its SIGTERM only after A has gone. Each says when its
+    // handler is in place, and the parent when both have: a child signalled before that would just die, unjournaled
+    // (a fixed wait of 500 ms was not always enough on a loaded CI machine).
     const program = (name: string, shutdownMs: number): string =>
       `const { appendFileSync } = require('node:fs');
        process.on('SIGTERM', () => { appendFileSync(${JSON.stringify(journal)}, '${name}-term\\n');
          setTimeout(() => { appendFileSync(${JSON.stringify(journal)}, '${name}-exit\\n'); process.exit(0); }, ${shutdownMs}); });
+       console.log('up');
        setInterval(() => {}, 1000);`;
     const after = `
-      const b = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(program('B', 0))}], { stdio: 'ignore' }), { last: true });
-      const a = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(program('A', 300))}], { stdio: 'ignore' }));
-      setTimeout(() => console.log('ready'), 500);`;
+      const { once } = require('node:events');
+      const stdio = ['ignore', 'pipe', 'ignore'];
+      const b = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(program('B', 0))}], { stdio }), { last: true });
+      const a = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(program('A', 300))}], { stdio }));
+      Promise.all([once(a.stdout, 'data'), once(b.stdout, 'data')]).then(() => console.log('ready'));`;
     try {
-      const { parent, exited, childPid } = await startParent('', after);
-      await once(parent.stdout, 'data');
+      const { parent, exited, childPid, nextLine } = await startParent('', after);
+      expect(await nextLine()).toBe('ready');
       parent.kill('SIGTERM');
       expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
       expect(await gone(childPid)).toBe(true);
@@ -117,13 +140,14 @@ describe('reapOnExit', () => {
   });
 
   it('kills a child that does not end within its grace', async () => {
-    const stubborn = `process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);`;
+    // It says when its handler is in place: signalled before that, it would just die and prove nothing.
+    const stubborn = `process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000);`;
     const after = `
-      const s = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(stubborn)}], { stdio: 'ignore' }), { graceMs: 300 });
-      setTimeout(() => console.log(s.pid), 300);`;
-    const { parent, exited } = await startParent('', after);
-    const [line] = (await once(parent.stdout, 'data')) as [Buffer];
-    const stubbornPid = Number(line.toString().trim());
+      const { once } = require('node:events');
+      const s = reapOnExit(spawn(process.execPath, ['-e', ${JSON.stringify(stubborn)}], { stdio: ['ignore', 'pipe', 'ignore'] }), { graceMs: 300 });
+      once(s.stdout, 'data').then(() => console.log(s.pid));`;
+    const { parent, exited, nextLine } = await startParent('', after);
+    const stubbornPid = Number((await nextLine()).trim());
     expect(alive(stubbornPid)).toBe(true);
     parent.kill('SIGTERM');
     expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
