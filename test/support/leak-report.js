@@ -1,11 +1,12 @@
 /**
  * `npm run test:leaks`: finds what keeps a jest worker from exiting ("A worker process has failed to exit
- * gracefully", which jest prints when a worker is still alive 500 ms after it was told to end). Preloaded in every
- * process of the run (NODE_OPTIONS=--require) and active only in jest's workers, outside the tests' sandbox: it
- * records the async resources that can hold the event loop (timers, sockets, child processes, servers) with the stack
- * that made them and the test file that was running (leak-report.setup.js tells it), and, 300 ms after the worker's
- * END message, writes those still held to TEST_LEAK_REPORT_DIR/<pid>.json. A worker that ends in time writes nothing.
- * Plain JavaScript: it loads before any compiler.
+ * gracefully", which jest prints when a worker is still alive `workerGracefulExitTimeout` after it was told to end:
+ * 1.5 s here, jest.config.js). Preloaded in every process of the run (NODE_OPTIONS=--require) and active only in
+ * jest's workers, outside the tests' sandbox: it records the async resources that can hold the event loop (timers,
+ * sockets, child processes, servers) with the stack that made them and the test file that was running
+ * (leak-report.setup.js tells it), and, 300 ms after the worker's END message, writes those still held to
+ * TEST_LEAK_REPORT_DIR/<pid>.json. A worker whose event loop has drained by then writes nothing, however long its
+ * process then takes to tear down. Plain JavaScript: it loads before any compiler.
  */
 const dir = process.env.TEST_LEAK_REPORT_DIR;
 if (dir && (process.argv[1] ?? '').includes('processChild')) {
