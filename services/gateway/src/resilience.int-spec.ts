@@ -175,6 +175,7 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
   let worker: FakeWorker;
   let gateway: GatewayProcess;
   let admin: Redis;
+  let probe: Redis;
 
   const invoke = (input: Record<string, unknown>) =>
     call(gateway.url, 'POST', '/v1/invocations', { key: 'key', json: { tool: tool.id, input }, timeoutMs: 15_000 });
@@ -184,15 +185,28 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
    */
   const stall = async (ms: number): Promise<{ ended: Promise<unknown> }> => {
     const ended = admin.call('DEBUG', 'SLEEP', String(ms / 1000));
-    // A command sent after this one waits behind it.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    return { ended };
+    let over: Error | undefined;
+    void ended.then(
+      () => (over = new Error('the stall ended before a ping saw it')),
+      (error: unknown) => (over = error instanceof Error ? error : new Error(String(error))),
+    );
+    // Begun once a ping sent after it goes unanswered (a ping answered came before Redis read the sleep); from then
+    // on a command waits behind it. (A fixed wait could end, on a loaded machine, before the sleep reached Redis.)
+    for (;;) {
+      const answered = await Promise.race([
+        probe.ping().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50)),
+      ]);
+      if (over !== undefined) throw over;
+      if (!answered) return { ended };
+    }
   };
 
   beforeAll(async () => {
     await registry.start();
     redisServer = await RedisServerProcess.start();
     admin = new Redis(redisServer.url);
+    probe = new Redis(redisServer.url);
     worker = new FakeWorker(redisServer.url, prefix);
     gateway = await GatewayProcess.start({
       REDIS_URL: redisServer.url,
@@ -214,6 +228,7 @@ describe('gateway resilience: an enqueue that Redis does not answer in time', ()
     gateway?.kill();
     await worker?.close();
     admin?.disconnect();
+    probe?.disconnect();
     await redisServer?.kill();
     /* eslint-enable @typescript-eslint/no-unnecessary-condition */
     await registry.close();
