@@ -45,20 +45,15 @@ async function gone(pid: number, withinMs = 5_000): Promise<boolean> {
 }
 
 /**
- * The stream's next line, each line once. Lines, not `data` events: two writes may arrive as one chunk on a busy
- * machine, and a test waiting for a second chunk would then wait for ever.
+ * The stream's next line, each line once (readline's iterator queues them). Lines, not `data` events: two writes may
+ * arrive as one chunk on a busy machine, and a test waiting for a second chunk would then wait for ever.
  */
 function lineReader(stream: Readable): () => Promise<string> {
-  const queued: string[] = [];
-  const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: stream }).on('line', (line) => {
-    const waiter = waiting.shift();
-    if (waiter) waiter(line);
-    else queued.push(line);
-  });
-  return () => {
-    const line = queued.shift();
-    return line !== undefined ? Promise.resolve(line) : new Promise((resolve) => waiting.push(resolve));
+  const lines = createInterface({ input: stream })[Symbol.asyncIterator]();
+  return async () => {
+    const next = await lines.next();
+    if (next.done === true) throw new Error('the stream ended before the line expected');
+    return next.value;
   };
 }
 
