@@ -12,7 +12,7 @@
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { join } from 'node:path';
 import { PROTO_DIR, PROTO_FILES } from '@toolhost/contracts';
-import { Root, type Type } from 'protobufjs';
+import { Root, type Message, type Type } from 'protobufjs';
 import type { Stack } from '../test/e2e/stack';
 import { GrpcTestClient, jsonOf, structOf } from '../test/support/grpc-client';
 import { slug, type Sample } from './http-bench';
@@ -40,10 +40,18 @@ function frame(type: Type, value: Record<string, unknown>): Buffer {
   return framed;
 }
 
-/** One unary call's end: its gRPC status and, when OK, whether the invocation succeeded. */
-type CallEnd = 'succeeded' | 'unfinished' | 'error';
+/** The fields of an `Invoke` answer read here (protobufjs's message object: the status as its number). */
+interface InvocationFields {
+  status?: number;
+}
+const statusOf = (invocation: Message): number | undefined => (invocation as InvocationFields).status;
 
-function unary(session: ClientHttp2Session, headers: Record<string, string>, body: Buffer): Promise<CallEnd> {
+/** One unary call: its Invocation when it ended with gRPC status OK, else undefined. */
+function unary(
+  session: ClientHttp2Session,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<Message | undefined> {
   return new Promise((resolve) => {
     const stream = session.request(headers);
     const chunks: Buffer[] = [];
@@ -56,21 +64,14 @@ function unary(session: ClientHttp2Session, headers: Record<string, string>, bod
       status = trailers['grpc-status'] as string | undefined;
     });
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('error', () => resolve('error'));
+    stream.on('error', () => resolve(undefined));
     stream.on('end', () => {
-      if (status !== '0') {
-        resolve('error');
-        return;
-      }
       const data = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      if (data === undefined || data.length < 5) {
-        resolve('error');
+      if (status !== '0' || data === undefined || data.length < 5) {
+        resolve(undefined);
         return;
       }
-      const invocation = messages.invocation.decode(data.subarray(5, 5 + data.readUInt32BE(1))) as unknown as {
-        status?: number;
-      };
-      resolve(invocation.status === messages.succeeded ? 'succeeded' : 'unfinished');
+      resolve(messages.invocation.decode(data.subarray(5, 5 + data.readUInt32BE(1))));
     });
     stream.end(body);
   });
@@ -106,7 +107,10 @@ export async function grpcTarget(
     authorization: `Bearer ${key}`,
   };
   const sanity = await unary(session, headers, body);
-  if (sanity !== 'succeeded') throw new Error(`${label}: the plain HTTP/2 call ended ${sanity}`);
+  const answered: unknown = sanity && jsonOf(messages.invocation.toObject(sanity).result);
+  if (sanity === undefined || statusOf(sanity) !== messages.succeeded || answered !== 'my-blog-post-title') {
+    throw new Error(`${label}: the plain HTTP/2 call answered ${JSON.stringify(sanity)}`);
+  }
 
   const run = async (clients: number, seconds: number): Promise<Sample> => {
     const latencies: number[] = [];
@@ -118,11 +122,11 @@ export async function grpcTarget(
       while (performance.now() < until) {
         const started = performance.now();
         requests += 1;
-        const end = await unary(session, headers, body);
+        const invocation = await unary(session, headers, body);
         // Latencies of finished calls only, as the HTTP rows count 200s only.
-        if (end === 'succeeded') latencies.push(performance.now() - started);
-        else if (end === 'unfinished') unfinished += 1;
-        else errors += 1;
+        if (invocation === undefined) errors += 1;
+        else if (statusOf(invocation) === messages.succeeded) latencies.push(performance.now() - started);
+        else unfinished += 1;
       }
     };
     await Promise.all(Array.from({ length: clients }, loop));
