@@ -10,8 +10,7 @@
  * the row measured the client as much as the door. The check before the rounds is a real @grpc/grpc-js call.
  */
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
-import { join } from 'node:path';
-import { PROTO_DIR, PROTO_FILES } from '@toolhost/contracts';
+import { PROTO_FILES, resolveProtoPath } from '@toolhost/contracts';
 import { Root, type Message, type Type } from 'protobufjs';
 import type { Stack } from '../test/e2e/stack';
 import { GrpcTestClient, jsonOf, structOf } from '../test/support/grpc-client';
@@ -21,7 +20,7 @@ const INVOKE_PATH = '/toolhost.v1.ToolRuntime/Invoke';
 
 const messages = (() => {
   const root = new Root();
-  root.resolvePath = (_origin, target) => (target.startsWith('google/protobuf/') ? target : join(PROTO_DIR, target));
+  root.resolvePath = resolveProtoPath;
   root.loadSync([PROTO_FILES.toolRuntime]);
   root.resolveAll();
   return {

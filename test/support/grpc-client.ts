@@ -2,7 +2,6 @@
  * A real @grpc/grpc-js client of the gateway, built from the repository's protos (as any client would be), for the
  * gRPC tests and the benchmark: ToolRuntime and Health calls as promises, and the rich error model's trailer decoded.
  */
-import { join } from 'node:path';
 import {
   credentials,
   loadPackageDefinition,
@@ -12,7 +11,7 @@ import {
   type ServiceError,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { PROTO_DIR, PROTO_FILES } from '@toolhost/contracts';
+import { PROTO_DIR, PROTO_FILES, resolveProtoPath } from '@toolhost/contracts';
 import { Root } from 'protobufjs';
 
 // Answers are read field by field in assertions; a loose type keeps the tests short.
@@ -128,7 +127,7 @@ export async function failureOf(answer: Promise<unknown>): Promise<ServiceError>
 
 const errorTypes = (() => {
   const root = new Root();
-  root.resolvePath = (_origin, target) => (target.startsWith('google/protobuf/') ? target : join(PROTO_DIR, target));
+  root.resolvePath = resolveProtoPath;
   root.loadSync([PROTO_FILES.status, PROTO_FILES.errorDetails]);
   root.resolveAll();
   return root;

@@ -5,6 +5,14 @@ import { join } from 'node:path';
 /** The root the .proto files import each other from (`toolhost/v1/…`, `google/rpc/…`, `grpc/health/v1/…`). */
 export const PROTO_DIR = join(__dirname, '..', 'proto');
 
+/**
+ * Where a protobufjs `Root` finds an imported .proto (`root.resolvePath = resolveProtoPath`): google/protobuf/* are
+ * protobufjs's built-in well-known types, the rest the repository's, under PROTO_DIR.
+ */
+export function resolveProtoPath(_origin: string, target: string): string {
+  return target.startsWith('google/protobuf/') ? target : join(PROTO_DIR, target);
+}
+
 /** The project's .proto files, relative to PROTO_DIR. */
 export const PROTO_FILES = {
   /** `toolhost.v1.ToolRuntime`: the gateway's gRPC API. */

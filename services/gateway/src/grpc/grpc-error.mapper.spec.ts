@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { ErrorCode, PROTO_DIR, PROTO_FILES } from '@toolhost/contracts';
+import { ErrorCode, PROTO_FILES, resolveProtoPath } from '@toolhost/contracts';
 import { Root } from 'protobufjs';
 import { GatewayError } from '../errors/gateway.error';
 import { GrpcErrorMapper, STATUS_DETAILS_TRAILER } from './grpc-error.mapper';
 
 const root = new Root();
-root.resolvePath = (_origin, target) => (target.startsWith('google/protobuf/') ? target : join(PROTO_DIR, target));
+root.resolvePath = resolveProtoPath;
 root.loadSync([PROTO_FILES.status, PROTO_FILES.errorDetails]);
 
 /** The trailer, decoded as any client of the rich error model would. */

@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { Metadata, status as GrpcStatus, type StatusObject } from '@grpc/grpc-js';
 import {
   ERROR_DOMAIN,
   ErrorCode,
-  PROTO_DIR,
+  resolveProtoPath,
   PROTO_FILES,
   type ProblemDetails,
   type RequestProblem,
@@ -72,8 +71,7 @@ let detailTypes: ErrorDetailTypes | undefined;
 function types(): ErrorDetailTypes {
   if (detailTypes) return detailTypes;
   const root = new Root();
-  // google/protobuf/* are protobufjs's built-in well-known types; the rest are the repository's.
-  root.resolvePath = (_origin, target) => (target.startsWith('google/protobuf/') ? target : join(PROTO_DIR, target));
+  root.resolvePath = resolveProtoPath;
   root.loadSync([PROTO_FILES.status, PROTO_FILES.errorDetails]);
   root.resolveAll();
   detailTypes = {
