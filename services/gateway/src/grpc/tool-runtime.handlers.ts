@@ -136,7 +136,6 @@ export class ToolRuntimeHandlers {
   }
 }
 
-/** Unset is the default format; a value this proto does not name (a newer client's) is BAD_REQUEST. */
 /** HTTP's `Idempotent-Replayed: true`, as response metadata. */
 const REPLAYED = new Metadata();
 REPLAYED.set('idempotent-replayed', 'true');
@@ -146,6 +145,7 @@ function idempotencyOf(request: InvokeRequestMessage): { idempotencyKey?: string
   return request.idempotencyKey ? { idempotencyKey: request.idempotencyKey } : {};
 }
 
+/** Unset is the default format; a value this proto does not name (a newer client's) is BAD_REQUEST. */
 function formatOf(value: ListToolsRequestMessage['format']): ToolListFormat {
   if (value === undefined || value === 'TOOL_FORMAT_UNSPECIFIED') return DEFAULT_TOOL_LIST_FORMAT;
   const format = TOOL_LIST_FORMATS.find((known) => FORMAT_NAMES[known] === value);

@@ -73,7 +73,6 @@ describe('CrashedRunRecovery', () => {
     connection.disconnect();
   });
 
-  /** Adds one job per tool and takes each with the next token of `tokens` (as an executor's BullMQ worker would). */
   /** One job per token, each taken with it; the jobs come back in the tokens' order, one for each. */
   async function hold<const T extends readonly string[]>(tokens: T): Promise<{ [K in keyof T]: InvocationJob }> {
     const held: InvocationJob[] = [];
