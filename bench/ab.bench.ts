@@ -18,15 +18,13 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../scripts/project-root';
 import { REDIS_URL, Stack, type StackOptions } from '../test/e2e/stack';
-import { measure, median, pairRounds, target, type Sample } from './http-bench';
+import { HIGH_LIMITS, measure, median, pairRounds, target, type Sample } from './http-bench';
 import { cpuOf, redisPids, stackCpuGroups } from './process-cpu';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
 const PAUSE_MS = 700;
-
-const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
 /** Checks the base revision out and builds it; returns its root and how to remove it. */
 function buildBase(root: string, revision: string): { dir: string; remove: () => void } {

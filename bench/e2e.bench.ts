@@ -34,7 +34,7 @@ import { GC_FLAGS } from '@toolhost/config';
 import { Stack, REDIS_URL } from '../test/e2e/stack';
 import { BENCH_TOOLS, scriptOf, type BenchToolId } from './bench-tools';
 import { grpcTarget } from './grpc-bench';
-import { cannon, measure, median, pairRounds, target, type Sample } from './http-bench';
+import { HIGH_LIMITS, cannon, measure, median, pairRounds, target, type Sample } from './http-bench';
 import { startNaivePipeline } from './naive-pipeline';
 import { runBench } from './own-redis';
 import { cpuOf, redisPids, stackCpuGroups, type CpuGroups } from './process-cpu';
@@ -111,8 +111,6 @@ async function bareBullmq(
   };
   return { run, pids: () => (child?.pid === undefined ? [] : [child.pid]), stop };
 }
-
-const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
 const groupsOf = (processes: Record<string, () => number[]>): CpuGroups =>
   Object.fromEntries(Object.entries(processes).map(([name, list]) => [name, () => cpuOf(list())]));

@@ -1,8 +1,9 @@
 /**
- * CPU time of processes, from /proc (Linux only): what `bench:cpu` and `bench:e2e` divide by the calls served.
+ * CPU time of processes and threads, from /proc (Linux only): what `bench:cpu`, `bench:e2e` and `bench:threads`
+ * divide by the calls served.
  */
 import { execSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export interface Cpu {
   user: number;
@@ -108,4 +109,56 @@ export function stackCpuGroups(stack: StackProcesses): CpuGroups {
     // Shared with every other database on the machine: read it as an upper bound.
     postgres: () => secondsOf(postgresCpu()),
   };
+}
+
+/** One thread's counters so far: CPU seconds, and how often it gave up the CPU (waited) or had it taken (preempted). */
+export interface ThreadCounters {
+  tid: number;
+  user: number;
+  system: number;
+  voluntary: number;
+  involuntary: number;
+}
+
+/** The threads of a process and their counters (none when it is gone); a thread that ends meanwhile is left out. */
+export function threadsOf(pid: number): ThreadCounters[] {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tids.flatMap((tid) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      const switches = (name: string): number =>
+        Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+      return [
+        {
+          tid: Number(tid),
+          user: Number(fields[11]) / 100,
+          system: Number(fields[12]) / 100,
+          voluntary: switches('voluntary_ctxt_switches'),
+          involuntary: switches('nonvoluntary_ctxt_switches'),
+        },
+      ];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * System calls that read and that write, made so far by a process's threads (`/proc/<pid>/io`: `syscr`, `syscw`);
+ * undefined where it cannot be read (another user's process, without privileges).
+ */
+export function systemCallsOf(pid: number): { reads: number; writes: number } | undefined {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(io)?.[1] ?? NaN);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return undefined;
+  }
 }

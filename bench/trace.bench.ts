@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stack } from '../test/e2e/stack';
-import { cannon, measure, target, type Sample } from './http-bench';
+import { HIGH_LIMITS, cannon, measure, target, type Sample } from './http-bench';
 import { ResultsFile } from './results-file';
 import { startSkeleton } from './skeleton-path';
 import { recordedStages, switchRecording } from './trace/recorder-control';
@@ -23,8 +23,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 10);
-
-const HIGH_LIMITS = { RATE_LIMIT_PER_SEC: '1000000', RATE_LIMIT_BURST: '1000000', MAX_QUEUED_PER_TENANT: '100000' };
 
 interface Traced {
   name: string;

@@ -1,6 +1,6 @@
 /**
- * The benchmarks start, measure every row and write their results file: `bench:e2e`, `bench:scale`, `bench:trace` and
- * `bench:log` with tiny rounds, a small backlog and a small invocation log. What they measure is not checked (benchmarks measure, tests check behaviour); that
+ * The benchmarks start, measure every row and write their results file: `bench:e2e`, `bench:scale`, `bench:trace`,
+ * `bench:threads` and `bench:log` with tiny rounds, a small backlog and a small invocation log. What they measure is not checked (benchmarks measure, tests check behaviour); that
  * every row served calls and the file holds what the docs read from it is. Each still starts several stacks and
  * takes one to three minutes on two cores, so `npm test` skips it: `npm run test:bench` runs it (BENCH_SMOKE=1).
  */
@@ -117,6 +117,32 @@ smoke('benchmark scripts (tiny runs)', () => {
       expect(path).toHaveLength(6);
       for (const hop of path)
         expect([name, hop.label, hop.calls > 0, hop.medianUs >= 0]).toEqual([name, hop.label, true, true]);
+    }
+  }, 240_000);
+
+  it('bench:threads reads every process of each path, per call, by thread', () => {
+    const results = runBench('threads.bench.js', { BENCH_ROUNDS: '1', BENCH_ROUND_S: '1', BENCH_WARMUP_S: '1' }) as {
+      paths: {
+        name: string;
+        client: { rps: number };
+        rounds: Record<string, { cpuUs: number; mainThreadUs: number }>[];
+      }[];
+    };
+    const groups = Object.fromEntries(
+      results.paths.map((path) => [path.name, Object.keys(path.rounds[0] ?? {}).sort()]),
+    );
+    expect(groups).toEqual({
+      toolhost: ['executors', 'gateway', 'redis', 'registry', 'supervisor'],
+      'skeleton + sandbox run': ['gateway', 'redis', 'worker'],
+      'skeleton (same hops, no work)': ['gateway', 'redis', 'worker'],
+    });
+    for (const path of results.paths) {
+      expect([path.name, path.rounds.length, path.client.rps > 0]).toEqual([path.name, 1, true]);
+      // The processes on the path worked in the round: their CPU per call shows (read in 10 ms ticks over ~1 s).
+      const [round] = path.rounds;
+      for (const group of ['gateway', path.name === 'toolhost' ? 'executors' : 'worker', 'redis']) {
+        expect([path.name, group, (round?.[group]?.cpuUs ?? 0) > 0]).toEqual([path.name, group, true]);
+      }
     }
   }, 240_000);
 
