@@ -9,8 +9,8 @@
  * calls and switches does more work per call, not more wake-ups.
  *
  * Reads /proc (Linux only). Redis is the benchmark's own (bench/own-redis.ts), read in each path's rounds only;
- * Postgres, shared with the machine, is left to `bench:e2e`. Another user's process (Redis, without privileges)
- * shows its CPU but not its system calls.
+ * Postgres, shared with the machine, is left to `bench:e2e`. With BENCH_REDIS=shared, the machine's Redis may be
+ * another user's process: its CPU shows, its system calls only with privileges.
  *
  * BENCH_CONNECTIONS (1), BENCH_ROUNDS (4), BENCH_ROUND_S (5), BENCH_WARMUP_S (8).
  */
@@ -34,7 +34,7 @@ interface ProcessReading {
 }
 
 /** What one process group cost per call in one round (µs, or counts per call). */
-export interface GroupFigures {
+interface GroupFigures {
   cpuUs: number;
   userUs: number;
   kernelUs: number;
@@ -126,7 +126,9 @@ function medians(rounds: Record<string, GroupFigures>[]): Record<string, GroupFi
     groups.map((group) => {
       const figures = rounds.flatMap((r) => (r[group] ? [r[group]] : []));
       const keys = Object.keys(figures[0] ?? {}) as (keyof GroupFigures)[];
-      return [group, Object.fromEntries(keys.map((key) => [key, median(figures.map((f) => f[key]))])) as never];
+      const each = Object.fromEntries(keys.map((key) => [key, median(figures.map((f) => f[key]))]));
+      // Every key of GroupFigures, each a number.
+      return [group, each as Record<keyof GroupFigures, number>];
     }),
   );
 }
