@@ -11,17 +11,30 @@ export interface Cpu {
 }
 
 /**
+ * User and kernel CPU seconds in a `stat` file of /proc (a process's, or one thread's under `task/`); `reapedChildren`
+ * instead gives what a process's children that have exited used. Throws when the file cannot be read.
+ */
+function cpuOfStat(path: string, of: 'self' | 'reapedChildren' = 'self'): Cpu {
+  // After the command name (which may hold spaces); a file without one is read as no CPU, as a missing one is.
+  const afterName = readFileSync(path, 'utf8').split(') ')[1];
+  if (afterName === undefined) return { user: 0, system: 0 };
+  const fields = afterName.split(' ');
+  const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
+  return { user: Number(user) / 100, system: Number(system) / 100 };
+}
+
+/** A `name: <number>` line of a /proc text file (`status`, `io`); NaN when it has none. */
+function procField(text: string, name: string): number {
+  return Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+}
+
+/**
  * User and kernel CPU seconds of a process (kernel time includes the loopback TCP work of every write it makes);
  * `reapedChildren` instead gives what its children that have exited used (an executor retired mid-run).
  */
 export function cpuSeconds(pid: number, of: 'self' | 'reapedChildren' = 'self'): Cpu {
   try {
-    // After the command name (which may hold spaces); a file without one is read as no CPU, as a missing one is.
-    const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1];
-    if (afterName === undefined) return { user: 0, system: 0 };
-    const fields = afterName.split(' ');
-    const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
-    return { user: Number(user) / 100, system: Number(system) / 100 };
+    return cpuOfStat(`/proc/${pid}/stat`, of);
   } catch {
     return { user: 0, system: 0 };
   }
@@ -130,17 +143,14 @@ export function threadsOf(pid: number): ThreadCounters[] {
   }
   return tids.flatMap((tid) => {
     try {
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      const cpu = cpuOfStat(`/proc/${pid}/task/${tid}/stat`);
       const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
-      const switches = (name: string): number =>
-        Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
       return [
         {
           tid: Number(tid),
-          user: Number(fields[11]) / 100,
-          system: Number(fields[12]) / 100,
-          voluntary: switches('voluntary_ctxt_switches'),
-          involuntary: switches('nonvoluntary_ctxt_switches'),
+          ...cpu,
+          voluntary: procField(status, 'voluntary_ctxt_switches'),
+          involuntary: procField(status, 'nonvoluntary_ctxt_switches'),
         },
       ];
     } catch {
@@ -156,8 +166,7 @@ export function threadsOf(pid: number): ThreadCounters[] {
 export function systemCallsOf(pid: number): { reads: number; writes: number } | undefined {
   try {
     const io = readFileSync(`/proc/${pid}/io`, 'utf8');
-    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(io)?.[1] ?? NaN);
-    return { reads: field('syscr'), writes: field('syscw') };
+    return { reads: procField(io, 'syscr'), writes: procField(io, 'syscw') };
   } catch {
     return undefined;
   }

@@ -1,8 +1,9 @@
 /**
  * The benchmarks start, measure every row and write their results file: `bench:e2e`, `bench:scale`, `bench:trace`,
- * `bench:threads` and `bench:log` with tiny rounds, a small backlog and a small invocation log. What they measure is not checked (benchmarks measure, tests check behaviour); that
- * every row served calls and the file holds what the docs read from it is. Each still starts several stacks and
- * takes one to three minutes on two cores, so `npm test` skips it: `npm run test:bench` runs it (BENCH_SMOKE=1).
+ * `bench:threads` and `bench:log` with tiny rounds, a small backlog and a small invocation log. What they measure is
+ * not checked (benchmarks measure, tests check behaviour); that every row served calls and the file holds what the
+ * docs read from it is. Each still starts several stacks and takes one to three minutes on two cores, so `npm test`
+ * skips it: `npm run test:bench` runs it (BENCH_SMOKE=1).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -125,7 +126,7 @@ smoke('benchmark scripts (tiny runs)', () => {
       paths: {
         name: string;
         client: { rps: number };
-        rounds: Record<string, { cpuUs: number; mainThreadUs: number }>[];
+        rounds: Record<string, { cpuUs: number }>[];
       }[];
     };
     const groups = Object.fromEntries(
