@@ -8,9 +8,11 @@ import type { RunOutcome, SandboxLimits } from './sandbox.types';
 interface Row {
   name: string;
   code: string;
-  /** The error code it ends with, and for USER_ERROR what its message says. */
-  expect: 'MEMORY_LIMIT' | RegExp | ('MEMORY_LIMIT' | RegExp)[];
+  /** The error code it ends with: MEMORY_LIMIT, USER_ERROR with a message like the RegExp, or the code and message. */
+  expect: Expected | Expected[];
 }
+
+type Expected = 'MEMORY_LIMIT' | RegExp | { code: string; message: RegExp };
 
 const MEMORY_MB = 64;
 // Far above what a 64 MB isolate holds with V8's overheads (the rows below peaked under 200 MB), far below the
@@ -18,6 +20,8 @@ const MEMORY_MB = 64;
 const MAX_RSS_GROWTH_MB = 400;
 const RESIZABLE = /^TypeError: ArrayBuffer: resizable buffers \(maxByteLength\) are not available in toolhost/;
 const DOES_NOT_FIT = /does not fit in 64 MB of memory/;
+const STRINGIFY_DOES_NOT_FIT =
+  /^RangeError: JSON\.stringify: a text of more than \d+ characters does not fit in 64 MB of memory/;
 
 const ROWS: Record<string, Row[]> = {
   'resizable ArrayBuffers': [
@@ -137,7 +141,33 @@ const ROWS: Record<string, Row[]> = {
     {
       name: 'JSON of a value that doubles',
       code: 'let a = ["x".repeat(1000)]; for (let i = 0; i < 30; i++) a = [a, a]; return JSON.stringify(a).length',
-      expect: ['MEMORY_LIMIT', /^RangeError: Invalid string length/],
+      expect: ['MEMORY_LIMIT', /^RangeError: Invalid string length/, STRINGIFY_DOES_NOT_FIT],
+    },
+    {
+      name: 'JSON of 300,000 strings of 1,000 characters',
+      code: 'return JSON.stringify(new Array(300000).fill("x".repeat(1000))).length',
+      expect: ['MEMORY_LIMIT', STRINGIFY_DOES_NOT_FIT],
+    },
+    {
+      name: 'JSON of a value that doubles, through a property list and indented',
+      code: 'let a = [{ k: "x".repeat(1000) }]; for (let i = 0; i < 30; i++) a = [a, a]; return JSON.stringify(a, ["k"], 10).length',
+      expect: ['MEMORY_LIMIT', STRINGIFY_DOES_NOT_FIT],
+    },
+    {
+      name: 'JSON of a value that doubles, through a replacer function',
+      code: 'let a = [1]; for (let i = 0; i < 30; i++) a = [a, a]; return JSON.stringify(a, (k, v) => v).length',
+      expect: ['MEMORY_LIMIT', STRINGIFY_DOES_NOT_FIT],
+    },
+    {
+      name: 'a returned value that doubles',
+      code: 'let a = ["x".repeat(1000)]; for (let i = 0; i < 30; i++) a = [a, a]; return a',
+      expect: [
+        'MEMORY_LIMIT',
+        {
+          code: 'OUTPUT_INVALID',
+          message: /^the result is not JSON-serializable: JSON\.stringify: a text of more than/,
+        },
+      ],
     },
     {
       name: 'split("") of 64 M characters',
@@ -160,14 +190,19 @@ const ROWS: Record<string, Row[]> = {
 function check(outcome: RunOutcome, expected: Row['expect']): void {
   const got = outcome.status === 'succeeded' ? `succeeded ${JSON.stringify(outcome.result)}` : outcome.error.code;
   const options = Array.isArray(expected) ? expected : [expected];
-  const matched = options.some((option) =>
-    option === 'MEMORY_LIMIT'
-      ? got === 'MEMORY_LIMIT'
-      : outcome.status === 'failed' && got === 'USER_ERROR' && option.test(outcome.error.message),
-  );
+  const matched = options.some((option) => {
+    if (option === 'MEMORY_LIMIT') return got === 'MEMORY_LIMIT';
+    const { code, message } = option instanceof RegExp ? { code: 'USER_ERROR', message: option } : option;
+    return outcome.status === 'failed' && got === code && message.test(outcome.error.message);
+  });
   if (!matched) {
     const message = outcome.status === 'failed' ? outcome.error.message : '';
-    throw new Error(`expected ${options.map(String).join(' or ')}, got ${got}: ${message.slice(0, 300)}`);
+    const named = options.map((option) =>
+      typeof option === 'string' || option instanceof RegExp
+        ? String(option)
+        : `${option.code} ${String(option.message)}`,
+    );
+    throw new Error(`expected ${named.join(' or ')}, got ${got}: ${message.slice(0, 300)}`);
   }
 }
 

@@ -2,7 +2,7 @@
 // answer in the sandbox as in plain Node; where toolhost differs on purpose the difference is in a second table,
 // documented in docs/sandbox.md ("Differences from Node"), and pinned here.
 import { SandboxRuntime } from './sandbox-runtime';
-import { recordingBridge, request } from './sandbox-test.fixtures';
+import { NODE_MAJOR, recordingBridge, request } from './sandbox-test.fixtures';
 import type { RunOutcome } from './sandbox.types';
 
 // Each snippet is the body of an async function returning JSON. Node runs it with the AsyncFunction constructor in
@@ -86,6 +86,27 @@ return [[...gen()], [...new Range(3)], Array.from({ length: 3 }, (_, i) => i * i
 return [[...m.keys()], [...new Set([3, 1, 3])], [3, 1, 2].toSorted(), [1, 2, 3].with(1, 9), [1, [2, [3, [4]]]].flat(Infinity), [1, 2, 3].findLast((x) => x < 3), [1, 2, 3].at(-1)]`,
   'destructuring, spread and optional chaining': `const { a, ...rest } = { a: 1, b: 2, c: 3 }; const [x, , z = 5] = [1, 2];
 return [a, rest, x, z, ({}).deep?.er ?? 'none', Math.max(...[1, 5, 3]), { ...null, ...'hi' }]`,
+  // JSON.stringify passes every value through the realm's counting replacer (realm.js): the same text as Node's.
+  'JSON.stringify with a property list: its order, numbers, wrappers, inherited and absent keys': `const proto = { inherited: 'i' };
+const o = Object.assign(Object.create(proto), { b: 1, a: 2, 2: 'two', 10: 'ten', hidden: 'h' });
+Object.defineProperty(o, 'quiet', { value: 'q', enumerable: false });
+const list = ['a', 10, new String('b'), new Number(2), 'inherited', 'quiet', 'missing', 'a', {}, null];
+return [JSON.stringify(o, list), JSON.stringify([o, { a: [o] }], list, 1), JSON.stringify({ a: { a: { b: 1 } } }, ['a'], '\t')]`,
+  'JSON.stringify with a replacer function: holder, key order, toJSON first, omissions': `const seen = [];
+const text = JSON.stringify({ x: 1, d: new Date(0), nested: { y: [1, undefined, () => 1] }, skip: 'me' }, function (key, value) {
+  seen.push([key, Array.isArray(this) ? 'array' : typeof this, typeof value]);
+  return key === 'skip' ? undefined : value;
+}, 3);
+return [text, seen]`,
+  'JSON.stringify of primitives, wrappers, getters and toJSON': `let reads = 0;
+const o = { get g() { reads++; return 'got'; }, n: new Number(3), s: new String('s'), b: new Boolean(false), nan: NaN, inf: -Infinity, neg: -0, toJSON(key) { return { key, g: this.g, n: this.n, s: this.s, b: this.b, nan: this.nan, inf: this.inf, neg: this.neg }; } };
+return [JSON.stringify(o), reads, JSON.stringify(undefined), JSON.stringify(() => 1), JSON.stringify('a\\u0000b\\ud800'), JSON.stringify([Symbol('s')]), JSON.stringify({ a: 1 }, null, new Number(2)), JSON.stringify({ a: 1 }, null, new String('--')), JSON.stringify({ a: [] }, null, 20)]`,
+  'JSON.stringify errors: cycles through a property list, BigInt': `const errors = [];
+const a = { name: 'a' }; a.self = a;
+for (const run of [() => JSON.stringify(a), () => JSON.stringify(a, ['self']), () => JSON.stringify({ n: 1n }), () => JSON.stringify([[a]], null, 2)]) {
+  try { run(); errors.push('no error'); } catch (e) { errors.push(e.name + ': ' + e.message.split('\\n')[0]); }
+}
+return errors`,
   'JSON with replacer, indentation and reviver': `const text = JSON.stringify({ b: [1, { c: 2 }], a: new Date(0), u: undefined }, null, 2);
 return [text, JSON.parse('{"n": 1, "d": "x"}', (k, v) => (typeof v === 'number' ? v * 10 : v)), JSON.stringify('\\u2028'), JSON.stringify({ k: 1 }, ['k'])]`,
   // Async.
@@ -157,12 +178,15 @@ const DIFFERENCES: Record<string, Difference> = {
     node: 0,
     sandbox: 'DataCloneError',
   },
-  // SES's immutable-ArrayBuffer shim defines these, non-configurable, and on a V8 without them they only throw.
-  'ArrayBuffer.prototype has SES additions: transfer (which throws on Node 20), sliceToImmutable': {
+  // SES's immutable-ArrayBuffer shim defines these, non-configurable, and on a V8 without them they only throw: Node 20's
+  // (11.3) has no `transfer`, Node 22's (12.4) has it and the shim keeps the native one.
+  'ArrayBuffer.prototype has SES additions: sliceToImmutable, and on Node 20 transfer (which throws there)': {
     code: `const p = ArrayBuffer.prototype; let transfer; try { transfer = new ArrayBuffer(1).transfer().byteLength; } catch (e) { transfer = e.name; }
 return [typeof p.transfer, transfer, typeof p.sliceToImmutable, typeof p.resize]`,
-    node: ['undefined', 'TypeError', 'undefined', 'function'],
-    sandbox: ['function', 'TypeError', 'function', 'function'],
+    node:
+      NODE_MAJOR >= 22 ? ['function', 1, 'undefined', 'function'] : ['undefined', 'TypeError', 'undefined', 'function'],
+    sandbox:
+      NODE_MAJOR >= 22 ? ['function', 1, 'function', 'function'] : ['function', 'TypeError', 'function', 'function'],
   },
   'shared memory and WebAssembly are absent': {
     code: `return [typeof SharedArrayBuffer, typeof Atomics, typeof WebAssembly]`,

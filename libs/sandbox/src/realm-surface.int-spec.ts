@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SandboxRuntime } from './sandbox-runtime';
-import { expectSucceeded, recordingBridge, request } from './sandbox-test.fixtures';
+import { NODE_MAJOR, expectSucceeded, recordingBridge, request } from './sandbox-test.fixtures';
 
 /** One line per reachable object, `path: key key …`, in breadth-first order from the global, keys sorted. */
 export const WALK = `const seen = new Map();
@@ -61,17 +61,36 @@ for (const [label, value] of roots) {
 }
 return lines;`;
 
-/** The list docs/sandbox.md publishes. */
-function publishedSurface(): string[] {
-  const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'sandbox.md'), 'utf8');
-  const block = /<!-- realm-surface:start -->\s*```text\n([\s\S]*?)```\s*<!-- realm-surface:end -->/.exec(doc);
-  const list = block?.[1];
-  if (list === undefined) throw new Error('docs/sandbox.md has no realm-surface block');
+/** A block of docs/sandbox.md between `<!-- name:start -->` and `<!-- name:end -->`, line by line, or undefined. */
+function block(doc: string, name: string, fence: string): string[] | undefined {
+  const found = new RegExp(
+    `<!-- ${name}:start -->\\s*\`\`\`${fence}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`,
+  ).exec(doc);
   // Compared without trailing whitespace: the docs' formatter trims it (an object with no own keys ends in ': ').
-  return list
-    .split('\n')
+  return found?.[1]
+    ?.split('\n')
     .map((line) => line.trimEnd())
     .filter((line) => line.length > 0);
+}
+
+/**
+ * The list docs/sandbox.md publishes for the Node that runs this test: the isolate's V8 is the host's, so a newer Node
+ * shows newer ECMAScript. The main list is Node 20's; each `realm-surface-node<N>` block, from the oldest up to this
+ * Node's major, is a diff applied to it (`- line` leaves, `+ line` joins).
+ */
+function publishedSurface(): string[] {
+  const doc = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'sandbox.md'), 'utf8');
+  const list = block(doc, 'realm-surface', 'text');
+  if (list === undefined) throw new Error('docs/sandbox.md has no realm-surface block');
+  const surface = new Set(list);
+  for (let major = 21; major <= NODE_MAJOR; major += 1) {
+    for (const line of block(doc, `realm-surface-node${major}`, 'diff') ?? []) {
+      if (line.startsWith('- ')) surface.delete(line.slice(2));
+      else if (line.startsWith('+ ')) surface.add(line.slice(2));
+      else throw new Error(`docs/sandbox.md, realm-surface-node${major}: not a diff line: ${line}`);
+    }
+  }
+  return [...surface];
 }
 
 describe('the realm surface', () => {

@@ -2,6 +2,12 @@
 import { DEFAULT_LIMITS, type JsonValue } from '@toolhost/contracts';
 import type { RunOutcome, RunRequest, SandboxLimits, ToolBridge, ToolCallAnswer } from './sandbox.types';
 
+/**
+ * The major of the Node running the tests. The isolate's V8 is the host's, so what tool code sees follows it (the Docker
+ * image runs Node 22; `npm run test:node -- 22 …` runs these specs there).
+ */
+export const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
 export const TEST_LIMITS: SandboxLimits = {
   timeoutMs: 1000,
   memoryMb: DEFAULT_LIMITS.memoryMb,

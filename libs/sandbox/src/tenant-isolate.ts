@@ -66,6 +66,12 @@ interface WaitingEntry {
   args: (string | number | boolean)[];
 }
 
+/**
+ * Whether the isolate's V8 (the host's) builds JSON.stringify's text outside the heap limit, so that the realm counts
+ * it (isolate/realm.js). V8 11 (Node 20) keeps it inside; V8 12.4 (Node 22) does not, and later ones are assumed not to.
+ */
+const STRINGIFY_UNBOUNDED = Number(process.versions.v8.split('.')[0]) > 11;
+
 /** A timer of tool code (setTimeout, setInterval, AbortSignal.timeout), held by the host until it fires. */
 interface RunTimer {
   /** Unset when it would fire after the wall clock: the wall clock ends the run first. */
@@ -266,6 +272,7 @@ export class TenantIsolate {
         new ivm.Callback((op: unknown, a: unknown, b: unknown, c: unknown) => hostCrypto(op, a, b, c)),
       );
       context.global.setSync('__toolhost_memory_mb', memoryMb);
+      context.global.setSync('__toolhost_count_stringify', STRINGIFY_UNBOUNDED);
       context.global.setSync('__toolhost_caps', JSON.stringify(BOUNDARY_CAPS));
       isolate.compileScriptSync(sesSource(), { filename: 'ses.js' }).runSync(context);
       isolate.compileScriptSync(realmSource(), { filename: 'toolhost-realm.js' }).runSync(context);

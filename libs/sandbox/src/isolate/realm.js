@@ -120,6 +120,135 @@
   });
   defineProperty(JSON, 'parse', { value: splitter.parse, writable: true, enumerable: false, configurable: true });
 
+  // JSON.stringify on Node 22's V8 (12.4) builds its text outside the isolate's heap limit: a 300 MB text succeeded in a
+  // 64 MB tool (+583 MB of RSS), and a value that doubles at each level (`a = [a, a]` thirty times) held 540 MB until
+  // its time limit, where Node 20's V8 ends both MEMORY_LIMIT. On such a V8 (the host says which) the text is counted as
+  // it is made: every value passes through a replacer (the tool's own, if any, first) that adds the least it can add to
+  // the text, and past half the memory in characters the call is refused with a RangeError. The count is a lower bound
+  // (a number counts one character, a string its length and quotes, escapes not at all), so the text reaches at most a
+  // few times that before the refusal. An array replacer (a property list) is kept exactly: each object it applies to is
+  // serialized through a view that lists the list's keys, in its order, and reads them from the object. The price is
+  // V8's slower path with a replacer: about twice the time of a plain JSON.stringify, which Node 20 does not pay.
+  const originalStringify = JSON.stringify;
+  const maxTextChars = Math.floor(memoryBytes / 2);
+  // Node 22's V8 has JSON.rawJSON: a raw text's object adds its text.
+  /** @type {((value: unknown) => boolean) | undefined} */
+  const isRawJSON = /** @type {any} */ (JSON).isRawJSON;
+  const { isArray } = Array;
+  const { get: getProperty } = Reflect;
+  const stringValue = String.prototype.valueOf;
+  const numberValue = Number.prototype.valueOf;
+  // The replacer array as the specification reads it: strings, numbers and their wrappers, each once, in order.
+  const propertyList = (replacer) => {
+    const list = new Set();
+    const length = toLength(replacer.length);
+    for (let index = 0; index < length; index += 1) {
+      const item = replacer[index];
+      if (typeof item === 'string') list.add(item);
+      else if (typeof item === 'number') list.add(`${item}`);
+      else if (item !== null && typeof item === 'object') {
+        for (const unwrap of [stringValue, numberValue]) {
+          try {
+            apply(unwrap, item, []);
+            list.add(`${item}`);
+            break;
+          } catch {
+            // Not that kind of wrapper.
+          }
+        }
+      }
+    }
+    return [...list];
+  };
+  const gapOf = (space) => {
+    let gap = space;
+    if (gap !== null && typeof gap === 'object') {
+      try {
+        gap = apply(numberValue, gap, []);
+      } catch {
+        try {
+          gap = apply(stringValue, gap, []);
+        } catch {
+          // Neither: no gap.
+        }
+      }
+    }
+    if (typeof gap === 'number') return Math.min(10, Math.max(0, Math.trunc(gap) || 0));
+    return typeof gap === 'string' ? Math.min(10, gap.length) : 0;
+  };
+  const stringifier = {
+    stringify(value, replacer, space) {
+      const userReplacer = typeof replacer === 'function' ? replacer : undefined;
+      const list = userReplacer === undefined && isArray(replacer) ? propertyList(replacer) : undefined;
+      const gap = gapOf(space);
+      // The depth of each object entered, when indentation makes it count; the views made for the property list.
+      const depths = gap > 0 ? new Map() : undefined;
+      const views = list === undefined ? undefined : new Map();
+      let counted = 0;
+      const count = (chars) => {
+        counted += chars;
+        if (counted > maxTextChars) {
+          throw new RangeError(
+            `JSON.stringify: a text of more than ${maxTextChars} characters does not fit in ${memoryMb} MB of memory`,
+          );
+        }
+      };
+      const view = (object) => {
+        let found = views.get(object);
+        if (found === undefined) {
+          found = new Proxy(
+            {},
+            {
+              ownKeys: () => [...list],
+              getOwnPropertyDescriptor: () => ({
+                value: undefined,
+                writable: true,
+                enumerable: true,
+                configurable: true,
+              }),
+              get: (_target, key) => getProperty(object, key),
+            },
+          );
+          views.set(object, found);
+        }
+        return found;
+      };
+      const counting = function (key, raw) {
+        const value = userReplacer === undefined ? raw : apply(userReplacer, this, [key, raw]);
+        // 0 for the value itself (its holder is the wrapper JSON.stringify makes), 1 for its members, and so on.
+        const depth = depths === undefined ? 0 : (depths.get(this) ?? -1) + 1;
+        // The key (an object's, quoted, with its colon) or the comma before an element, and the indentation.
+        count((isArray(this) ? 1 : key.length + 3) + (depth > 0 ? 1 + gap * depth : 0));
+        if (typeof value === 'string') count(value.length + 2);
+        else if (typeof value === 'number' || typeof value === 'boolean') count(1);
+        else if (value === null) count(4);
+        else if (typeof value === 'object') {
+          if (isRawJSON !== undefined && apply(isRawJSON, JSON, [value])) {
+            count(value.rawJSON.length);
+            return value;
+          }
+          count(2);
+          if (depths !== undefined) depths.set(value, depth);
+          if (list !== undefined && !isArray(value)) {
+            const shown = view(value);
+            if (depths !== undefined) depths.set(shown, depth);
+            return shown;
+          }
+        }
+        return value;
+      };
+      return apply(originalStringify, JSON, [value, counting, space]);
+    },
+  };
+  if (globalThis.__toolhost_count_stringify === true) {
+    defineProperty(JSON, 'stringify', {
+      value: stringifier.stringify,
+      writable: true,
+      enumerable: false,
+      configurable: true,
+    });
+  }
+
   // Listing the keys of a string or a typed array makes a string for every index: Object.keys of a 16 MB
   // Uint8Array grew the process by 775 MB and ran 54 s inside one built-in, past every time limit. A list that
   // cannot fit (24 bytes a key: an 8-byte slot and the smallest string) is refused up front. Arrays are left alone:
@@ -563,6 +692,7 @@
   };
 
   delete globalThis.__toolhost_memory_mb;
+  delete globalThis.__toolhost_count_stringify;
   // `parse` is the original JSON.parse, for the prelude's own parsing of what the host sends (already bounded there).
   globalThis.__toolhost_realm = harden({ globals, globalsWith, explain, parse: originalParse });
 })();
