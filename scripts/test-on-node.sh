@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs tests on another Node.js major than the machine's, the way the Docker image runs the services (Node 22):
 #
-#   npm run test:node -- 22 [jest arguments]      e.g.  npm run test:node -- 22 libs/sandbox
+#   npm run test:node -- 22 [jest arguments]      e.g.  npm run test:node -- 22 libs/sandbox --selectProjects unit int
 #
 # The isolate's V8 is the host's, so what tool code sees and how its memory is bounded depend on the Node that runs
 # the worker; this is how that Node is checked here. Node comes from the npm registry (node-linux-<arch>, the only
@@ -46,6 +46,7 @@ fi
 
 tree="$cache/tree-node-$major"
 rm -rf "$tree" && mkdir -p "$tree/node_modules"
+# A tracked file deleted in the working tree is listed but cannot be copied: the copy goes on without it.
 (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tree" 2>/dev/null || true)
 for entry in "$root"/node_modules/* "$root"/node_modules/.bin; do
   [ "$(basename "$entry")" = isolated-vm ] || ln -s "$entry" "$tree/node_modules/$(basename "$entry")"

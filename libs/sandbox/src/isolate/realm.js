@@ -228,12 +228,10 @@
             return value;
           }
           count(2);
-          if (depths !== undefined) depths.set(value, depth);
-          if (list !== undefined && !isArray(value)) {
-            const shown = view(value);
-            if (depths !== undefined) depths.set(shown, depth);
-            return shown;
-          }
+          // What V8 serializes next, and so the holder its members are passed with.
+          const holder = list !== undefined && !isArray(value) ? view(value) : value;
+          depths?.set(holder, depth);
+          return holder;
         }
         return value;
       };
