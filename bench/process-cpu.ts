@@ -11,6 +11,13 @@ export interface Cpu {
 }
 
 /**
+ * /proc counts CPU time in clock ticks (USER_HZ: 100 on every Linux ABI). Sums are made in whole ticks: a float sum of
+ * hundredths depends on the order and number of its terms, so two readings a tick apart could compare the wrong way.
+ */
+const TICKS_PER_SECOND = 100;
+const ticksOf = (seconds: number): number => Math.round(seconds * TICKS_PER_SECOND);
+
+/**
  * User and kernel CPU seconds in a `stat` file of /proc (a process's, or one thread's under `task/`); `reapedChildren`
  * instead gives what a process's children that have exited used. Throws when the file cannot be read.
  */
@@ -20,7 +27,7 @@ function cpuOfStat(path: string, of: 'self' | 'reapedChildren' = 'self'): Cpu {
   if (afterName === undefined) return { user: 0, system: 0 };
   const fields = afterName.split(' ');
   const [user, system] = of === 'self' ? [fields[11], fields[12]] : [fields[13], fields[14]];
-  return { user: Number(user) / 100, system: Number(system) / 100 };
+  return { user: Number(user) / TICKS_PER_SECOND, system: Number(system) / TICKS_PER_SECOND };
 }
 
 /** A `name: <number>` line of a /proc text file (`status`, `io`); NaN when it has none. */
@@ -70,17 +77,19 @@ export function redisPids(redisUrl: string): number[] {
   return pids(`ss -ltnpH 'sport = :${port}' | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u`);
 }
 
+/** The exact sum of CPU readings (in whole ticks). */
 export function sumCpu(list: Cpu[]): Cpu {
-  return list.reduce((total, cpu) => ({ user: total.user + cpu.user, system: total.system + cpu.system }), {
-    user: 0,
-    system: 0,
-  });
+  let [user, system] = [0, 0];
+  for (const cpu of list) {
+    user += ticksOf(cpu.user);
+    system += ticksOf(cpu.system);
+  }
+  return { user: user / TICKS_PER_SECOND, system: system / TICKS_PER_SECOND };
 }
 
 /** User + kernel CPU seconds used so far by the processes `list` names (read afresh: processes come and go). */
 export function cpuOf(list: number[]): number {
-  const { user, system } = sumCpu(list.map((pid) => cpuSeconds(pid)));
-  return user + system;
+  return secondsOf(sumCpu(list.map((pid) => cpuSeconds(pid))));
 }
 
 /**
@@ -101,7 +110,12 @@ export function postgresCpu(): Cpu {
 
 /** User + kernel seconds. */
 export function secondsOf(cpu: Cpu): number {
-  return cpu.user + cpu.system;
+  return (ticksOf(cpu.user) + ticksOf(cpu.system)) / TICKS_PER_SECOND;
+}
+
+/** CPU used so far by a process, the processes below it and its children that have exited. */
+export function treeCpu(pid: number): Cpu {
+  return sumCpu([...withDescendants(pid).map((each) => cpuSeconds(each)), cpuSeconds(pid, 'reapedChildren')]);
 }
 
 /** CPU seconds used so far, by process group of a path (read afresh: executors come and go). */
@@ -117,7 +131,7 @@ export function stackCpuGroups(stack: StackProcesses): CpuGroups {
   const pidOf = (name: 'gateway' | 'worker' | 'registry'): number => stack.service(name).process.pid ?? 0;
   return {
     gateway: () => cpuOf([pidOf('gateway')]),
-    worker: () => cpuOf(withDescendants(pidOf('worker'))) + secondsOf(cpuSeconds(pidOf('worker'), 'reapedChildren')),
+    worker: () => secondsOf(treeCpu(pidOf('worker'))),
     registry: () => cpuOf([pidOf('registry')]),
     // Shared with every other database on the machine: read it as an upper bound.
     postgres: () => secondsOf(postgresCpu()),

@@ -35,7 +35,7 @@ import { BENCH_TOOLS } from './bench-tools';
 import { memoryOf, type ProcessMemory } from './inspector-memory';
 import { OutcomeSink } from './outcome-sink';
 import { runBench } from './own-redis';
-import { cpuOf, cpuSeconds, pids, postgresCpu, redisPids, secondsOf, withDescendants } from './process-cpu';
+import { cpuOf, cpuSeconds, pids, postgresCpu, redisPids, secondsOf, sumCpu, treeCpu } from './process-cpu';
 import { ResultsFile } from './results-file';
 import { reapOnExit } from '../test/support/reap-on-exit';
 
@@ -134,11 +134,9 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 function cpuBy(subject: Subject, redisServer: number[]): Record<string, number> {
   const pidOf = (name: 'gateway' | 'worker' | 'registry'): number => subject.stack.service(name).process.pid ?? 0;
   const workers = [pidOf('worker'), ...subject.extraWorkers.map((child) => child.pid ?? 0)];
-  const reaped = workers.map((pid) => cpuSeconds(pid, 'reapedChildren'));
   return {
     gateway: cpuOf([pidOf('gateway')]),
-    'workers (with executors)':
-      cpuOf(workers.flatMap((pid) => withDescendants(pid))) + reaped.reduce((sum, c) => sum + secondsOf(c), 0),
+    'workers (with executors)': secondsOf(sumCpu(workers.map(treeCpu))),
     registry: cpuOf([pidOf('registry')]),
     // Shared with every other database on the machine: an upper bound.
     postgres: secondsOf(postgresCpu()),
