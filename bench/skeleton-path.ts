@@ -20,7 +20,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
-import { GC_FLAGS, SERVICE_NODE_FLAGS } from '@toolhost/config';
+import { EXECUTOR_NODE_FLAGS, GC_FLAGS } from '@toolhost/config';
 import { DEFAULT_LIMITS, traceInvocation, tracingInvocations, type JsonValue } from '@toolhost/contracts';
 import { CallBudget, SandboxRuntime, type ToolBridge } from '@toolhost/sandbox';
 import { REDIS_URL } from '../test/e2e/stack';
@@ -154,11 +154,12 @@ export async function startSkeleton(
   const queueName = `bench-skeleton-${randomUUID()}`;
   const start = async (role: string): Promise<{ child: ChildProcess; message: unknown }> => {
     // The services' GC (GC_FLAGS, part of SERVICE_NODE_FLAGS): the hops measured with the same GC as toolhost's. A
-    // worker that loads isolated-vm needs the rest of the services' flags too (--no-node-snapshot).
+    // worker that runs tools gets an executor's flags (EXECUTOR_NODE_FLAGS: --no-node-snapshot, no larger young
+    // generation).
     const sandboxed = role === 'worker' && options.toolCode !== undefined;
     const child = reapOnExit(
       fork(__filename, [role, queueName], {
-        execArgv: sandboxed ? [...SERVICE_NODE_FLAGS] : [...GC_FLAGS],
+        execArgv: sandboxed ? [...EXECUTOR_NODE_FLAGS] : [...GC_FLAGS],
         env: { ...process.env, ...env, ...(sandboxed ? { [TOOL_CODE_ENV]: options.toolCode } : {}) },
       }),
     );

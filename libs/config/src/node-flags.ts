@@ -41,3 +41,12 @@ export const GC_FLAGS: readonly string[] = [YOUNG_GENERATION_FLAG, PRETENURING_F
  * from Node's startup snapshot.
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', ...GC_FLAGS];
+
+/**
+ * The flags of the processes that run tool code (the worker's executors): the services' flags without the larger
+ * young generation. V8's flags apply to every isolate in the process, and a semi-space flag overrides the young
+ * generation isolated-vm sizes for an isolate: with 32 MB a 64 MB tenant isolate's heap limit is 160 MB instead of
+ * 67, and isolated-vm ends an isolate only past that heap limit, so a run could hold ~96 MB more than its
+ * `memoryMb` (docs/sandbox.md, "Node versions").
+ */
+export const EXECUTOR_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', PRETENURING_FLAG, SCAVENGE_FLAG];

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AggregatorRegistry } from 'prom-client';
-import { SERVICE_NODE_FLAGS } from '@toolhost/config';
+import { EXECUTOR_NODE_FLAGS, SERVICE_NODE_FLAGS } from '@toolhost/config';
 import { projectRoot } from '../../../../scripts/project-root';
 import { ExecutorPool, STARTED_LOG_PARENTS, type ExecutorPoolOptions } from './executor-pool';
 import { defined } from '../../../../test/support/defined';
@@ -88,11 +88,48 @@ describe('ExecutorPool', () => {
     return { executors, crashes, started, first: defined(pids(executors)[0], 'a consuming executor') };
   }
 
-  it("starts executors with the services' node flags and its own heap limit", async () => {
+  it("starts executors with the executors' node flags and its own heap limit, and no young-generation flag", async () => {
     const { first } = await consumingPool({});
     const argv = readFileSync(`/proc/${first}/cmdline`, 'utf8').split('\0');
-    for (const flag of [...SERVICE_NODE_FLAGS, '--max-old-space-size=64']) expect(argv).toContain(flag);
+    for (const flag of [...EXECUTOR_NODE_FLAGS, '--max-old-space-size=64']) expect(argv).toContain(flag);
+    expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([]);
   }, 30_000);
+
+  /**
+   * Runs, in a process started with `flags`, a tenant isolate of 64 MB where one run keeps ~61 MB behind a pending
+   * await and the next entry allocates ~94 MB more; answers how many of `tries` isolated-vm ended at its limit.
+   */
+  function limitEndings(flags: string[], tries: number): { ended: number; escaped: number } {
+    const script = `
+      const ivm = require(${JSON.stringify(require.resolve('isolated-vm'))});
+      let ended = 0, escaped = 0;
+      for (let i = 0; i < ${tries}; i++) {
+        const isolate = new ivm.Isolate({ memoryLimit: 64 });
+        const context = isolate.createContextSync();
+        try {
+          context.evalSync('globalThis.held = []; (async () => { const kept = []; for (let i = 0; i < 1000; i++) kept.push(new Array(8e3).fill(i)); await new Promise((resolve) => held.push(resolve)); return kept.length; })(); 1', { timeout: 10000 });
+          context.evalSync('(() => { const more = []; for (let i = 0; i < 1500; i++) more.push(new Array(8e3).fill(i)); return more.length; })()', { timeout: 10000 });
+          escaped += 1;
+        } catch (error) {
+          if (/memory limit/.test(String(error))) ended += 1; else throw error;
+        }
+        if (!isolate.isDisposed) isolate.dispose();
+      }
+      process.stdout.write(JSON.stringify({ ended, escaped }));`;
+    const child = spawnSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    if (child.status !== 0) throw new Error(`the limit probe failed: ${child.stderr}`);
+    return JSON.parse(child.stdout) as { ended: number; escaped: number };
+  }
+
+  it("runs tool code under flags that keep a tenant isolate's memory limit (the services' young generation would not)", async () => {
+    const { first } = await consumingPool({});
+    const flags = readFileSync(`/proc/${first}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((arg) => arg.startsWith('--'));
+    expect(limitEndings(flags, 5)).toEqual({ ended: 5, escaped: 0 });
+    // Why the executors' flags differ: with the services' 32 MB semi-spaces the same allocation gets by the limit.
+    expect(limitEndings([...SERVICE_NODE_FLAGS], 3).escaped).toBeGreaterThan(0);
+  }, 60_000);
 
   it('reports a dead executor with its worker id and replaces it', async () => {
     const { executors, crashes, first } = await consumingPool({});

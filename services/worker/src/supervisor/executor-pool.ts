@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { SERVICE_NODE_FLAGS } from '@toolhost/config';
+import { EXECUTOR_NODE_FLAGS } from '@toolhost/config';
 import { backoffDelayMs } from '@toolhost/contracts';
 import type { RunOverrun } from '@toolhost/sandbox';
 import { AggregatorRegistry } from 'prom-client';
@@ -296,7 +296,7 @@ export class ExecutorPool {
     this.logDir ??= startedLogDir();
     const startedLog = join(this.logDir, `${randomUUID()}.log`);
     const child = fork(this.options.modulePath, [], {
-      execArgv: [...SERVICE_NODE_FLAGS, `--max-old-space-size=${this.options.maxOldSpaceMb}`],
+      execArgv: [...EXECUTOR_NODE_FLAGS, `--max-old-space-size=${this.options.maxOldSpaceMb}`],
       env: {
         ...process.env,
         ...this.options.env,
