@@ -36,9 +36,9 @@ const SCAVENGE_FLAG = '--no-parallel-scavenge';
 export const GC_FLAGS: readonly string[] = [YOUNG_GENERATION_FLAG, PRETENURING_FLAG, SCAVENGE_FLAG];
 
 /**
- * The flags every toolhost service process is started with (`npm start`, the image's entrypoint, the executors the
- * worker forks, the test and benchmark stacks). `--no-node-snapshot`: isolated-vm cannot load in a process started
- * from Node's startup snapshot.
+ * The flags every toolhost service process is started with (`npm start`, the image's entrypoint, the test and
+ * benchmark stacks; the executors the worker forks get EXECUTOR_NODE_FLAGS). `--no-node-snapshot`: isolated-vm
+ * cannot load in a process started from Node's startup snapshot.
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', ...GC_FLAGS];
 
