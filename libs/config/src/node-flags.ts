@@ -1,9 +1,10 @@
 /**
  * V8's young generation, per semi-space, in MB. Node's default lets each semi-space grow to 16 MB, and less in a
- * process with a small `--max-old-space-size` (the executors' 512 MB); a service allocates a few kilobytes of
+ * process with a small `--max-old-space-size`; a service allocates a few kilobytes of
  * short-lived objects per request, so under load scavenges came often. At 32 MB, `npm run bench:ab` at 64 clients
  * measured req/s 1.13× and 1.08× and p50 0.91× (twice), at one client p50 0.96× (docs/benchmarks.md). The price
- * is memory: up to two semi-spaces of this size resident under load.
+ * is memory: up to two semi-spaces of this size resident under load. Not for processes that run tool code
+ * (EXECUTOR_NODE_FLAGS).
  */
 const YOUNG_GENERATION_FLAG = '--max-semi-space-size=32';
 
@@ -49,4 +50,6 @@ export const SERVICE_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', ...G
  * 67, and isolated-vm ends an isolate only past that heap limit, so a run could hold ~96 MB more than its
  * `memoryMb` (docs/sandbox.md, "Node versions").
  */
-export const EXECUTOR_NODE_FLAGS: readonly string[] = ['--no-node-snapshot', PRETENURING_FLAG, SCAVENGE_FLAG];
+export const EXECUTOR_NODE_FLAGS: readonly string[] = SERVICE_NODE_FLAGS.filter(
+  (flag) => flag !== YOUNG_GENERATION_FLAG,
+);
