@@ -88,9 +88,12 @@ describe('ExecutorPool', () => {
     return { executors, crashes, started, first: defined(pids(executors)[0], 'a consuming executor') };
   }
 
+  /** A running process's command line, as the kernel has it. */
+  const argvOf = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+
   it("starts executors with the executors' node flags and its own heap limit, and no young-generation flag", async () => {
     const { first } = await consumingPool({});
-    const argv = readFileSync(`/proc/${first}/cmdline`, 'utf8').split('\0');
+    const argv = argvOf(first);
     for (const flag of [...EXECUTOR_NODE_FLAGS, '--max-old-space-size=64']) expect(argv).toContain(flag);
     expect(argv.filter((arg) => arg.startsWith('--max-semi-space-size'))).toEqual([]);
   }, 30_000);
@@ -123,9 +126,7 @@ describe('ExecutorPool', () => {
 
   it("runs tool code under flags that keep a tenant isolate's memory limit (the services' young generation would not)", async () => {
     const { first } = await consumingPool({});
-    const flags = readFileSync(`/proc/${first}/cmdline`, 'utf8')
-      .split('\0')
-      .filter((arg) => arg.startsWith('--'));
+    const flags = argvOf(first).filter((arg) => arg.startsWith('--'));
     expect(limitEndings(flags, 5)).toEqual({ ended: 5, escaped: 0 });
     // Why the executors' flags differ: with the services' 32 MB semi-spaces the same allocation gets by the limit.
     expect(limitEndings([...SERVICE_NODE_FLAGS], 3).escaped).toBeGreaterThan(0);
